@@ -1,0 +1,55 @@
+# Palaver's one entry point. `make help` lists the targets.
+
+GO       ?= go
+TAGS     := sqlite_fts5
+GOFLAGS_ := -tags=$(TAGS)
+BIN      := bin/palaver
+ASSETS   := static/dist/app.css static/dist/htmx.min.js static/dist/ws.min.js
+GO_SRC   := $(shell find . -name '*.go' -not -path './node_modules/*') go.mod go.sum
+TEMPL    := $(wildcard views/*.templ)
+export BROWSERSLIST_IGNORE_OLD_DATA := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help assets generate build run test check clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+static/dist/app.css: node_modules/.package-lock.json tailwind.config.js static/app.css $(TEMPL) $(wildcard views/*.go handlers/*.go) static/app.js
+	npx tailwindcss -c tailwind.config.js -i static/app.css -o $@ --minify
+
+static/dist/htmx.min.js: node_modules/.package-lock.json
+	cp node_modules/htmx.org/dist/htmx.min.js $@
+
+static/dist/ws.min.js: node_modules/.package-lock.json
+	cp node_modules/htmx-ext-ws/dist/ws.min.js $@
+
+assets: $(ASSETS) ## Build the CSS and copy htmx + its ws extension into static/dist
+
+generate: ## Regenerate the templ components (*_templ.go, committed)
+	$(GO) tool templ generate
+
+$(BIN): $(ASSETS) $(GO_SRC)
+	$(GO) build $(GOFLAGS_) -o $@ ./cmd/palaver
+
+build: $(BIN) ## Build bin/palaver (assets embedded)
+
+run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
+	$(BIN) serve
+
+test: $(ASSETS) ## Build what the tests need and run every test
+	$(GO) vet $(GOFLAGS_) ./...
+	$(GO) test $(GOFLAGS_) -count=1 ./...
+
+check: ## Fail if templ generate or gofmt would change a file, or go vet complains
+	$(GO) tool templ generate
+	@git diff --exit-code -- '*_templ.go' || (echo "templ generate changed files: commit them"; exit 1)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt would change the files above"; exit 1)
+	$(GO) vet $(GOFLAGS_) ./...
+
+clean: ## Remove built files (not data/)
+	rm -rf bin static/dist/*.css static/dist/*.js

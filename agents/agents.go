@@ -1,0 +1,73 @@
+// Package agents runs conversations: it routes a request to an agent type,
+// executes it on a provider (the offline builtin one, or an OpenAI-compatible
+// endpoint), and drives a turn through the store: user message first, then the
+// reply or an error row.
+package agents
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"palaver/models"
+)
+
+// Agent types. AgentAuto lets the router decide.
+const (
+	AgentAuto   = "auto"
+	AgentRouter = "router"
+)
+
+// Request is what an agent is asked.
+type Request struct {
+	AgentType string           // a concrete type, after routing
+	Query     string           // the user's message
+	Context   string           // extra context the client sent along
+	History   []models.Message // earlier entries of the log, oldest first, no error rows
+}
+
+// Provider produces an agent's response. onDelta, when not nil, receives the
+// reply's text as it is produced; the returned response holds all of it.
+type Provider interface {
+	Name() string
+	Execute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error)
+}
+
+// InputError is a request the caller must fix; its message says how.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// AgentTypes lists the agent types a request may name.
+func AgentTypes() []string { return []string{AgentAuto, AgentRouter} }
+
+// resolve turns a requested agent type into the one that runs.
+func resolve(agentType string) (string, error) {
+	switch {
+	case agentType == "" || agentType == AgentAuto:
+		return AgentRouter, nil
+	case slices.Contains(AgentTypes(), agentType):
+		return agentType, nil
+	default:
+		return "", &InputError{Msg: fmt.Sprintf("Unknown agent_type %q; valid ones are: %s",
+			agentType, strings.Join(AgentTypes(), ", "))}
+	}
+}
+
+// RouteAndExecute picks the agent for req and runs it on the provider.
+func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {
+	agentType, err := resolve(req.AgentType)
+	if err != nil {
+		return nil, err
+	}
+	req.AgentType = agentType
+	resp, err := s.provider.Execute(ctx, req, onDelta)
+	if err != nil {
+		return nil, fmt.Errorf("%s agent (%s): %w", agentType, s.provider.Name(), err)
+	}
+	if resp.AgentType == "" {
+		resp.AgentType = agentType
+	}
+	return resp, nil
+}

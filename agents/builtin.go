@@ -1,0 +1,97 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"palaver/models"
+)
+
+// Builtin is the offline, deterministic provider: it answers from the
+// conversation itself, so the whole product works and is tested with no
+// network.
+type Builtin struct {
+	// Delay is the pause after each streamed word (0 in tests; a visible
+	// typing effect when a person watches).
+	Delay time.Duration
+}
+
+// Name identifies the provider in errors and metadata.
+func (b *Builtin) Name() string { return "builtin" }
+
+var greetingWord = regexp.MustCompile(`(?i)\b(hello|hi|hey)\b`)
+
+// Execute answers req as its agent type does.
+func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {
+	var content, confidence string
+	switch req.AgentType {
+	case AgentRouter:
+		content, confidence = routerReply(req)
+	default:
+		return nil, fmt.Errorf("builtin provider has no %q agent", req.AgentType)
+	}
+	if err := b.stream(ctx, content, onDelta); err != nil {
+		return nil, err
+	}
+	return &models.AgentResponse{
+		Content:     content,
+		AgentType:   req.AgentType,
+		Confidence:  confidence,
+		Suggestions: []models.Suggestion{},
+		Metadata:    map[string]any{"provider": b.Name(), "model": "builtin"},
+	}, nil
+}
+
+// routerReply greets a greeting and otherwise says honestly what it is,
+// quoting the whole question back.
+func routerReply(req Request) (content, confidence string) {
+	turns := 1
+	for _, m := range req.History {
+		if m.Role == models.RoleUser {
+			turns++
+		}
+	}
+	if greetingWord.MatchString(req.Query) {
+		reply := "Hello! I'm Palaver's offline assistant. No language model is connected, " +
+			"so I can't reason about your questions, but every message you send here is kept: " +
+			"you can come back to this conversation, rename it, rate replies and find it in the history."
+		if turns > 1 {
+			reply += fmt.Sprintf("\n\nWe're %d messages into this conversation.", turns)
+		}
+		return reply, "high"
+	}
+	reply := "I'm the offline agent: no language model is connected, so I can't give you a real answer. " +
+		"You asked: \"" + req.Query + "\""
+	if turns > 1 {
+		reply += fmt.Sprintf("\n\nThis is message %d of this conversation; the earlier ones are kept above.", turns)
+	}
+	return reply, "low"
+}
+
+// stream sends content to onDelta a word at a time, pausing Delay after each.
+func (b *Builtin) stream(ctx context.Context, content string, onDelta func(string)) error {
+	if onDelta == nil {
+		return nil
+	}
+	rest := content
+	for rest != "" {
+		i := strings.IndexAny(rest[1:], " \n")
+		word := rest
+		if i >= 0 {
+			word = rest[:i+1]
+		}
+		rest = rest[len(word):]
+		onDelta(word)
+		if b.Delay > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(b.Delay):
+			}
+		}
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,163 @@
+// Command palaver serves Palaver and administers its database.
+//
+//	palaver serve   [--addr 127.0.0.1:8080] [--db data/palaver.db]
+//	palaver migrate [--db …]
+//	palaver user add NAME --password PW [--admin] [--db …]
+//	palaver user key NAME [--db …]
+//
+// Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage:
+  palaver serve   [--addr 127.0.0.1:8080] [--db data/palaver.db]   migrate, then serve
+  palaver migrate [--db …]                                          apply pending migrations
+  palaver user add NAME --password PW [--admin] [--db …]            create an account
+  palaver user key NAME [--db …]                                    print a new API key
+
+Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.
+`
+
+// errUsage marks a mistake on the command line (exit status 2).
+var errUsage = errors.New("usage")
+
+// run executes one command and returns the exit status. Errors become one
+// clear line on stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "palaver:", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	default:
+		fmt.Fprintln(stderr, "palaver:", err)
+		return 1
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serve(ctx, rest, stderr)
+	case "migrate":
+		return migrate(ctx, rest, stdout, stderr)
+	case "user":
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: user needs a subcommand: add or key", errUsage)
+		}
+		switch rest[0] {
+		case "add":
+			return userAdd(ctx, rest[1:], stdout, stderr)
+		case "key":
+			return userKey(ctx, rest[1:], stdout, stderr)
+		}
+		return fmt.Errorf("%w: unknown user subcommand %q (want add or key)", errUsage, rest[0])
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+	}
+}
+
+// flags is a FlagSet whose flags default to their PALAVER_* variable.
+type flags struct {
+	*flag.FlagSet
+	envErr error
+}
+
+func newFlags(name string, stderr io.Writer) *flags {
+	fs := flag.NewFlagSet("palaver "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &flags{FlagSet: fs}
+}
+
+func envName(flagName string) string {
+	return "PALAVER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f *flags) string(name, def, help string) *string {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		def = v
+	}
+	return f.String(name, def, help+" ($"+envName(name)+")")
+}
+
+func (f *flags) bool(name string, def bool, help string) *bool {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil && f.envErr == nil {
+			f.envErr = fmt.Errorf("%w: $%s: %q is not true or false", errUsage, envName(name), v)
+		}
+		def = b
+	}
+	return f.Bool(name, def, help+" ($"+envName(name)+")")
+}
+
+func (f *flags) duration(name string, def time.Duration, help string) *time.Duration {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil && f.envErr == nil {
+			f.envErr = fmt.Errorf("%w: $%s: %q is not a duration like 30ms", errUsage, envName(name), v)
+		}
+		def = d
+	}
+	return f.Duration(name, def, help+" ($"+envName(name)+")")
+}
+
+// parse parses args, allowing flags after positional arguments, and returns
+// the positional ones.
+func (f *flags) parse(args []string) ([]string, error) {
+	if f.envErr != nil {
+		return nil, f.envErr
+	}
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = f.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// dbFlag is the --db flag every command has.
+func dbFlag(f *flags) *string {
+	return f.string("db", "data/palaver.db", "SQLite file path (created on first run) or postgres:// URL")
+}

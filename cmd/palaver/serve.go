@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"palaver/agents"
+	"palaver/handlers"
+	"palaver/models"
+	"palaver/static"
+)
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	f := newFlags("serve", stderr)
+	addr := f.string("addr", "127.0.0.1:8080", "address to listen on")
+	db := dbFlag(f)
+	allowReg := f.bool("allow-registration", true, "let visitors create accounts (the first becomes admin)")
+	secure := f.bool("secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
+	sync := f.string("sqlite-synchronous", "full", "SQLite synchronous mode: full (survives power loss) or normal (faster)")
+	delay := f.duration("builtin-delay", 0, "pause per word of the builtin agent's streamed replies")
+	logLevel := f.string("log-level", "info", "debug, info, warn or error")
+	if pos, err := f.parse(args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, pos[0])
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("%w: --log-level: %q is not debug, info, warn or error", errUsage, *logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	store, err := models.Open(*db, models.Options{Synchronous: strings.ToLower(*sync)})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	n, err := store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("database ready", "db", *db, "dialect", store.Dialect(), "migrations_applied", n)
+
+	assets, err := static.Load()
+	if err != nil {
+		return err
+	}
+	if missing := assets.Missing(); len(missing) > 0 {
+		log.Warn("assets missing from the binary: run `make assets` before building", "missing", missing)
+	}
+	sqlDB, err := store.SQL()
+	if err != nil {
+		return err
+	}
+	svc := agents.New(store, &agents.Builtin{Delay: *delay}, agents.Options{Logger: log})
+	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("failed turns left running by a stopped server", "count", n)
+	}
+	go recoverPeriodically(ctx, svc, log)
+
+	app := handlers.New(handlers.Deps{
+		Store:    store,
+		Sessions: handlers.NewSessions(sqlDB, store.Dialect(), *secure, 10*time.Minute),
+		Agents:   svc,
+		Assets:   assets,
+		Logger:   log,
+		Config:   handlers.Config{AllowRegistration: *allowReg, SecureCookies: *secure},
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return app.ShutdownWithTimeout(10 * time.Second)
+	}
+}
+
+// recoverPeriodically fails turns whose process died, for as long as ctx lives.
+func recoverPeriodically(ctx context.Context, svc *agents.Service, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := svc.RecoverStaleTurns(ctx); err != nil {
+				log.Error("recover stale turns", "err", err)
+			} else if n > 0 {
+				log.Warn("failed turns left running by a stopped server", "count", n)
+			}
+		}
+	}
+}

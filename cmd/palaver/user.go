@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+
+	"palaver/handlers"
+	"palaver/models"
+)
+
+// openStore opens and migrates the database.
+func openStore(ctx context.Context, dsn string) (*models.Store, error) {
+	store, err := models.Open(dsn, models.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("migrate", stderr)
+	db := dbFlag(f)
+	if pos, err := f.parse(args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, pos[0])
+	}
+	store, err := models.Open(*db, models.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	n, err := store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "applied %d migration(s)\n", n)
+	return nil
+}
+
+func userAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("user add", stderr)
+	db := dbFlag(f)
+	password := f.String("password", "", "the account's password (at least 8 characters)")
+	admin := f.Bool("admin", false, "make the account an admin")
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: user add takes one NAME", errUsage)
+	}
+	if msg := handlers.ValidateCredentials(pos[0], *password); msg != "" {
+		return fmt.Errorf("%w: %s", errUsage, msg)
+	}
+	store, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	hash, err := handlers.HashPassword(*password)
+	if err != nil {
+		return err
+	}
+	u, err := store.CreateUser(ctx, pos[0], hash, *admin)
+	if errors.Is(err, models.ErrUsernameTaken) {
+		return fmt.Errorf("user %q already exists", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	role := "user"
+	if u.IsAdmin {
+		role = "admin"
+	}
+	fmt.Fprintf(stdout, "created %s %q (id %d)\n", role, u.Username, u.ID)
+	return nil
+}
+
+func userKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("user key", stderr)
+	db := dbFlag(f)
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: user key takes one NAME", errUsage)
+	}
+	store, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	u, err := store.UserByUsername(ctx, pos[0])
+	if errors.Is(err, models.ErrNotFound) {
+		return fmt.Errorf("no user named %q", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	key := "pal_" + base64.RawURLEncoding.EncodeToString(b)
+	if _, err := store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, key)
+	return nil
+}

@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/views"
+)
+
+// apiError is the JSON API's error shape.
+type apiError struct {
+	ErrMsg  string `json:"err_msg"`
+	ErrCode int    `json:"err_code"`
+}
+
+// classify maps an error to the status and message a client sees. Only typed
+// and sentinel errors say more than "something went wrong".
+func classify(err error) (int, string) {
+	var fe *fiber.Error
+	var ie *agents.InputError
+	switch {
+	case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
+		return fe.Code, "Not found" // not fiber's "Cannot GET /path"
+	case errors.As(err, &fe):
+		return fe.Code, fe.Message
+	case errors.As(err, &ie):
+		return fiber.StatusBadRequest, ie.Msg
+	case errors.Is(err, models.ErrNotFound):
+		return fiber.StatusNotFound, "Not found"
+	case errors.Is(err, models.ErrTurnRunning), errors.Is(err, models.ErrSeqTaken),
+		errors.Is(err, models.ErrNoAssistantMessage):
+		return fiber.StatusConflict, unwrapMessage(err)
+	case errors.Is(err, models.ErrBadCursor):
+		return fiber.StatusBadRequest, "Invalid cursor"
+	default:
+		return fiber.StatusInternalServerError, "Something went wrong on our side. It has been logged; please try again."
+	}
+}
+
+// unwrapMessage is the sentinel's own text, without the operation prefixes.
+func unwrapMessage(err error) string {
+	for _, s := range []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return err.Error()
+}
+
+// errorHandler is the one place errors become responses: JSON for the API,
+// an alert fragment for htmx, an error page otherwise.
+func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
+	status, msg := classify(err)
+	if status >= 500 {
+		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
+	} else {
+		h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
+	}
+	c.Vary("HX-Request")
+	switch {
+	case isAPI(c):
+		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
+	case c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true":
+		c.Set("HX-Reswap", "none")
+		return render(c, status, views.Alert(msg))
+	default:
+		return render(c, status, views.Error(views.ErrorPage{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
+	}
+}
+
+func isAPI(c *fiber.Ctx) bool {
+	return strings.HasPrefix(c.Path(), "/api/") || c.Path() == "/api"
+}

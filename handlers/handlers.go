@@ -1,0 +1,97 @@
+// Package handlers holds Palaver's HTTP surface: fiber handlers for the HTML
+// pages and the JSON API, and the middleware around them (session, user,
+// CSRF). A handler parses and authorises, makes one store or agent-service
+// call, and renders one view or redirects.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/static"
+	"palaver/views"
+)
+
+// Store is what the handlers need of models.Store.
+type Store interface {
+	Ping(ctx context.Context) error
+	CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*models.User, error)
+	UserByID(ctx context.Context, id int64) (*models.User, error)
+	UserByUsername(ctx context.Context, username string) (*models.User, error)
+	UserByAPIKey(ctx context.Context, keyHash string) (*models.User, error)
+
+	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
+	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
+	RenameExchange(ctx context.Context, userID, id int64, title string) (*models.Exchange, error)
+	DeleteExchange(ctx context.Context, userID, id int64) error
+	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
+	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)
+
+	Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]models.Message, error)
+	Message(ctx context.Context, userID, messageID int64) (*models.Message, error)
+	SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*models.Message, error)
+	SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*models.Message, error)
+}
+
+// Config holds the settings the handlers read.
+type Config struct {
+	AllowRegistration bool
+	SecureCookies     bool
+}
+
+// Deps are everything the handlers use. Nothing is global.
+type Deps struct {
+	Store    Store
+	Sessions *scs.SessionManager
+	Agents   *agents.Service
+	Assets   *static.Assets
+	Logger   *slog.Logger
+	Config   Config
+}
+
+// Handlers carries the dependencies into every handler.
+type Handlers struct {
+	store    Store
+	sessions *scs.SessionManager
+	agents   *agents.Service
+	assets   *static.Assets
+	markdown *views.Markdown
+	log      *slog.Logger
+	cfg      Config
+}
+
+// Limits of the HTTP surface.
+const (
+	bodyLimit      = 1 << 20 // 1 MiB
+	minPassword    = 8
+	maxUsername    = 64
+	maxTitleLength = 200
+)
+
+// New builds the fiber app with every route.
+func New(d Deps) *fiber.App {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	h := &Handlers{
+		store: d.Store, sessions: d.Sessions, agents: d.Agents, assets: d.Assets,
+		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               "palaver",
+		BodyLimit:             bodyLimit,
+		ReadBufferSize:        16 << 10, // long cursors and cookies fit
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		ErrorHandler:          h.errorHandler,
+		DisableStartupMessage: true,
+	})
+	h.routes(app)
+	return app
+}

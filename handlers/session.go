@@ -1,0 +1,156 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"palaver/models"
+)
+
+// Session keys.
+const (
+	sessUserID   = "user_id"
+	sessCSRF     = "csrf"
+	sessExchange = "exchange" // the current general exchange; 0 = a new chat
+)
+
+// Locals keys.
+const (
+	localUser    = "user"
+	localSession = "session" // set once the session is loaded
+)
+
+// session loads the scs session before the handler and commits it after,
+// natively on fiber (scs's net/http LoadAndSave loses writes behind fiber's
+// adaptor). Errors are rendered here, before the commit, so that what an
+// error page put in the session (a fresh CSRF token) is kept.
+func (h *Handlers) session(c *fiber.Ctx) error {
+	sm := h.sessions
+	// fiber strings alias fasthttp buffers that are reused; scs keeps the token.
+	token := utils.CopyString(c.Cookies(sm.Cookie.Name))
+	ctx, err := sm.Load(c.UserContext(), token)
+	if err != nil {
+		return err
+	}
+	c.SetUserContext(ctx)
+	c.Locals(localSession, true)
+	c.Vary(fiber.HeaderCookie)
+	if err := c.Next(); err != nil {
+		if err := c.App().Config().ErrorHandler(c, err); err != nil {
+			return err
+		}
+	}
+	switch sm.Status(ctx) {
+	case scs.Modified:
+		tok, exp, err := sm.Commit(ctx)
+		if err != nil {
+			return err
+		}
+		c.Cookie(&fiber.Cookie{
+			Name: sm.Cookie.Name, Value: tok, Path: "/", Expires: exp,
+			MaxAge: int(time.Until(exp).Seconds() + 1), HTTPOnly: true,
+			SameSite: fiber.CookieSameSiteLaxMode, Secure: sm.Cookie.Secure,
+		})
+		c.Set(fiber.HeaderCacheControl, `no-cache="Set-Cookie"`)
+	case scs.Destroyed:
+		c.Cookie(&fiber.Cookie{
+			Name: sm.Cookie.Name, Path: "/", Expires: time.Unix(1, 0), MaxAge: -1,
+			HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: sm.Cookie.Secure,
+		})
+	}
+	return nil
+}
+
+// loadUser puts the signed-in user, if any, in Locals. A session whose user
+// no longer exists is treated as signed out.
+func (h *Handlers) loadUser(c *fiber.Ctx) error {
+	id := h.sessions.GetInt64(c.UserContext(), sessUserID)
+	if id == 0 {
+		return c.Next()
+	}
+	u, err := h.store.UserByID(c.UserContext(), id)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		h.sessions.Remove(c.UserContext(), sessUserID)
+	case err != nil:
+		return err
+	default:
+		c.Locals(localUser, u)
+	}
+	return c.Next()
+}
+
+// currentUser is the signed-in user, or nil.
+func currentUser(c *fiber.Ctx) *models.User {
+	u, _ := c.Locals(localUser).(*models.User)
+	return u
+}
+
+// requireUser sends visitors who are not signed in to the login page.
+func (h *Handlers) requireUser(c *fiber.Ctx) error {
+	if currentUser(c) == nil {
+		return redirect(c, "/login")
+	}
+	return c.Next()
+}
+
+// csrfToken returns the session's CSRF token, making one on first use. An
+// error raised before the session loaded (an over-size body) has none.
+func (h *Handlers) csrfToken(c *fiber.Ctx) string {
+	if c.Locals(localSession) == nil {
+		return ""
+	}
+	ctx := c.UserContext()
+	if t := h.sessions.GetString(ctx, sessCSRF); t != "" {
+		return t
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	t := base64.RawURLEncoding.EncodeToString(b)
+	h.sessions.Put(ctx, sessCSRF, t)
+	return t
+}
+
+// errCSRF is the answer to an unsafe request without the session's token.
+var errCSRF = fiber.NewError(fiber.StatusForbidden, "The form has expired or did not come from Palaver. Reload the page and try again.")
+
+// checkCSRF refuses unsafe requests that do not carry the session's CSRF
+// token, in the X-CSRF-Token header or the csrf_token form field.
+func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	got := c.Get("X-CSRF-Token")
+	if got == "" {
+		got = c.FormValue("csrf_token")
+	}
+	if !h.csrfMatches(c, got) {
+		return errCSRF
+	}
+	return c.Next()
+}
+
+// csrfMatches compares a presented token with the session's in constant time.
+func (h *Handlers) csrfMatches(c *fiber.Ctx, got string) bool {
+	want := h.sessions.GetString(c.UserContext(), sessCSRF)
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// signIn starts a signed-in session for u with a new token (no fixation).
+func (h *Handlers) signIn(c *fiber.Ctx, u *models.User) error {
+	ctx := c.UserContext()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.sessions.Put(ctx, sessUserID, u.ID)
+	h.sessions.Remove(ctx, sessCSRF) // a new token for the new identity
+	return nil
+}

@@ -1,0 +1,26 @@
+package models
+
+import "errors"
+
+// ErrNotFound means the row does not exist or belongs to another user: the two
+// are deliberately indistinguishable.
+var ErrNotFound = errors.New("not found")
+
+// ErrTurnRunning means a turn is already running on the exchange.
+var ErrTurnRunning = errors.New("a reply is still being written in this conversation")
+
+// ErrSeqTaken means another writer appended at the same log position first.
+var ErrSeqTaken = errors.New("another writer appended to this conversation first")
+
+// ErrUsernameTaken means the username is already registered.
+var ErrUsernameTaken = errors.New("that username is taken")
+
+// ErrNoAssistantMessage means an exchange has no assistant message to rate.
+var ErrNoAssistantMessage = errors.New("this conversation has no reply to rate yet")
+
+// ErrLeaseLost means the turn's lease was taken from its owner (it was judged
+// dead and failed), so the owner must not write to the exchange any more.
+var ErrLeaseLost = errors.New("the turn's lease was lost")
+
+// ErrBadCursor means a pagination cursor could not be read.
+var ErrBadCursor = errors.New("invalid cursor")

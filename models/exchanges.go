@@ -1,0 +1,152 @@
+package models
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// ExchangeQuery selects one page of a user's exchanges.
+type ExchangeQuery struct {
+	Scope  string // ScopeGeneral, ScopePage or ScopeJob
+	PageID int64  // with ScopePage: that page's exchanges only
+	Before *Cursor
+	Limit  int
+}
+
+// ExchangeSummary is an exchange as the history lists show it: its first
+// turn's query and response, and the rating of its latest reply.
+type ExchangeSummary struct {
+	Exchange
+	Query         string
+	Response      string
+	AgentResponse *AgentResponse
+	Feedback      *int64
+}
+
+// Cursor is the keyset position just after this exchange.
+func (e *Exchange) Cursor() Cursor { return Cursor{At: e.UpdatedAt, ID: e.ID} }
+
+// Exchange loads one of the user's exchanges.
+func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, error) {
+	var e Exchange
+	err := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Take(&e).Error
+	return &e, wrap("exchange", err)
+}
+
+// JobExchange loads the user's exchange about a job.
+func (s *Store) JobExchange(ctx context.Context, userID, jobID int64) (*Exchange, error) {
+	var e Exchange
+	err := s.db.WithContext(ctx).Where("user_id = ? AND job_id = ?", userID, jobID).Take(&e).Error
+	return &e, wrap("job exchange", err)
+}
+
+// ListExchanges returns one keyset page of the user's exchanges in a scope,
+// most recent activity first. It runs two queries whatever the page size.
+func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery) ([]ExchangeSummary, error) {
+	db := s.db.WithContext(ctx)
+	var exs []Exchange
+	tx := db.Where("user_id = ? AND scope = ?", userID, q.Scope)
+	if q.Scope == ScopePage {
+		tx = tx.Where("page_id = ?", q.PageID)
+	}
+	if q.Before != nil {
+		tx = tx.Where("(updated_at < ? OR (updated_at = ? AND id < ?))", q.Before.At, q.Before.At, q.Before.ID)
+	}
+	if err := tx.Order("updated_at DESC, id DESC").Limit(q.Limit).Find(&exs).Error; err != nil {
+		return nil, wrap("list exchanges", err)
+	}
+	out := make([]ExchangeSummary, len(exs))
+	if len(exs) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, len(exs))
+	index := make(map[int64]*ExchangeSummary, len(exs))
+	for i := range exs {
+		out[i].Exchange = exs[i]
+		ids[i] = exs[i].ID
+		index[exs[i].ID] = &out[i]
+	}
+	// The first user and first assistant message of each exchange, and its
+	// latest assistant message (for the rating), through the role index.
+	var msgs []Message
+	err := db.Select("id, exchange_id, role, content, agent_response, feedback").
+		Where(`id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN ? AND role IN ('user', 'assistant') GROUP BY exchange_id, role)
+			OR id IN (SELECT MAX(id) FROM messages WHERE exchange_id IN ? AND role = 'assistant' GROUP BY exchange_id)`, ids, ids).
+		Order("id").Find(&msgs).Error
+	if err != nil {
+		return nil, wrap("list exchanges: first turns", err)
+	}
+	seenAssistant := map[int64]bool{}
+	for _, m := range msgs {
+		sum := index[m.ExchangeID]
+		switch {
+		case m.Role == RoleUser:
+			sum.Query = m.Content
+		case !seenAssistant[m.ExchangeID]:
+			seenAssistant[m.ExchangeID] = true
+			sum.Response, sum.AgentResponse = m.Content, m.AgentResponse
+			sum.Feedback = m.Feedback
+		default:
+			sum.Feedback = m.Feedback // ordered by id: the latest reply wins
+		}
+	}
+	return out, nil
+}
+
+// RenameExchange sets an exchange's title.
+func (s *Store) RenameExchange(ctx context.Context, userID, id int64, title string) (*Exchange, error) {
+	res := s.db.WithContext(ctx).Model(&Exchange{}).Where("id = ? AND user_id = ?", id, userID).Update("title", title)
+	if res.Error != nil {
+		return nil, wrap("rename exchange", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, fmt.Errorf("rename exchange: %w", ErrNotFound)
+	}
+	return s.Exchange(ctx, userID, id)
+}
+
+// DeleteExchange deletes one of the user's exchanges and, by cascade, its log.
+func (s *Store) DeleteExchange(ctx context.Context, userID, id int64) error {
+	res := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Delete(&Exchange{})
+	if res.Error != nil {
+		return wrap("delete exchange", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("delete exchange: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteExchanges deletes those of ids that belong to the user and says how
+// many went; other users' ids are skipped.
+func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	res := s.db.WithContext(ctx).Where("user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
+	return res.RowsAffected, wrap("delete exchanges", res.Error)
+}
+
+// ClearExchanges deletes all of the user's exchanges in a scope (with
+// ScopePage, of one page) and says how many exchanges and messages went.
+func (s *Store) ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (exchanges, messages int64, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		sel := tx.Model(&Exchange{}).Select("id").Where("user_id = ? AND scope = ?", userID, scope)
+		if scope == ScopePage {
+			sel = sel.Where("page_id = ?", pageID)
+		}
+		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", sel).Count(&messages).Error; err != nil {
+			return err
+		}
+		del := tx.Where("user_id = ? AND scope = ?", userID, scope)
+		if scope == ScopePage {
+			del = del.Where("page_id = ?", pageID)
+		}
+		res := del.Delete(&Exchange{})
+		exchanges = res.RowsAffected
+		return res.Error
+	})
+	return exchanges, messages, wrap("clear exchanges", err)
+}

@@ -1,0 +1,91 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"gorm.io/gorm"
+)
+
+// Messages returns the user's exchange's log in order, error rows included.
+// With at set, it returns the log as it stood when entry at was written.
+func (s *Store) Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]Message, error) {
+	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
+		return nil, fmt.Errorf("messages: %w", err)
+	}
+	tx := s.db.WithContext(ctx).Where("exchange_id = ?", exchangeID)
+	if at != nil {
+		// Everything written before the first entry past at: later error rows
+		// are cut off with the entries around them.
+		tx = tx.Where("id < COALESCE((SELECT MIN(id) FROM messages WHERE exchange_id = ? AND seq > ?), ?)",
+			exchangeID, *at, int64(1)<<62)
+	}
+	var msgs []Message
+	err := tx.Order("id").Find(&msgs).Error
+	return msgs, wrap("messages", err)
+}
+
+// RecentContext returns the last limit entries of the log (no error rows) in
+// order: an agent's context, bounded so a turn's cost does not grow with the
+// conversation.
+func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]Message, error) {
+	var msgs []Message
+	err := s.db.WithContext(ctx).
+		Where("exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND seq IS NOT NULL", exchangeID, userID).
+		Order("seq DESC").Limit(limit).Find(&msgs).Error
+	slices.Reverse(msgs)
+	return msgs, wrap("recent context", err)
+}
+
+// Message loads one message of one of the user's exchanges.
+func (s *Store) Message(ctx context.Context, userID, messageID int64) (*Message, error) {
+	var m Message
+	err := s.db.WithContext(ctx).
+		Where("id = ? AND exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)", messageID, userID).
+		Take(&m).Error
+	return &m, wrap("message", err)
+}
+
+// FirstAnswer returns the first assistant message of the user's exchange.
+func (s *Store) FirstAnswer(ctx context.Context, userID, exchangeID int64) (*Message, error) {
+	var m Message
+	err := s.db.WithContext(ctx).
+		Where("exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND role = ?", exchangeID, userID, RoleAssistant).
+		Order("id").Take(&m).Error
+	return &m, wrap("first answer", err)
+}
+
+// SetFeedback rates one of the user's assistant messages (nil clears it) and
+// returns it. Messages that are not assistant replies give ErrNotFound.
+func (s *Store) SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*Message, error) {
+	res := s.db.WithContext(ctx).Model(&Message{}).
+		Where("id = ? AND role = ? AND exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)", messageID, RoleAssistant, userID).
+		Updates(map[string]any{"feedback": feedback, "feedback_comment": comment})
+	if res.Error != nil {
+		return nil, wrap("set feedback", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, fmt.Errorf("set feedback: %w", ErrNotFound)
+	}
+	return s.Message(ctx, userID, messageID)
+}
+
+// SetExchangeFeedback rates the latest assistant message of the user's
+// exchange, keeping its comment, and returns it.
+func (s *Store) SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*Message, error) {
+	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
+		return nil, fmt.Errorf("set exchange feedback: %w", err)
+	}
+	var m Message
+	err := s.db.WithContext(ctx).Where("exchange_id = ? AND role = ?", exchangeID, RoleAssistant).
+		Order("id DESC").Take(&m).Error
+	if err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, fmt.Errorf("set exchange feedback: %w", ErrNoAssistantMessage)
+		}
+		return nil, wrap("set exchange feedback", err)
+	}
+	return s.SetFeedback(ctx, userID, m.ID, &feedback, m.FeedbackComment)
+}

@@ -1,0 +1,141 @@
+// Package models holds Palaver's GORM models and the Store, the only code that
+// touches the database. It knows nothing of HTTP.
+package models
+
+import "time"
+
+// Roles of a log entry.
+const (
+	RoleUser       = "user"
+	RoleAssistant  = "assistant"
+	RoleToolCall   = "tool_call"
+	RoleToolResult = "tool_result"
+	RoleError      = "error"
+)
+
+// Exchange scopes.
+const (
+	ScopeGeneral = "general"
+	ScopePage    = "page"
+	ScopeJob     = "job"
+)
+
+// Turn states of an exchange.
+const (
+	TurnIdle    = "idle"
+	TurnRunning = "running"
+	TurnFailed  = "failed"
+)
+
+// Feedback values, as Galaxy's API sends them.
+const (
+	FeedbackDown = 0
+	FeedbackUp   = 1
+)
+
+// User is an account. The first one registered becomes admin.
+type User struct {
+	ID           int64     `gorm:"primaryKey"`
+	Username     string    `gorm:"not null"`
+	PasswordHash string    `gorm:"not null"`
+	IsAdmin      bool      `gorm:"not null"`
+	CreatedAt    time.Time `gorm:"not null"`
+}
+
+// APIKey is a hashed key that authenticates JSON API calls as its user.
+type APIKey struct {
+	ID         int64     `gorm:"primaryKey"`
+	UserID     int64     `gorm:"not null"`
+	KeyHash    string    `gorm:"not null"`
+	CreatedAt  time.Time `gorm:"not null"`
+	LastUsedAt *time.Time
+}
+
+// TableName keeps GORM from naming the table "api_keys" differently.
+func (APIKey) TableName() string { return "api_keys" }
+
+// Page is a Markdown document a user edits with an agent's help.
+type Page struct {
+	ID        int64     `gorm:"primaryKey"`
+	UserID    int64     `gorm:"not null"`
+	Title     string    `gorm:"not null"`
+	Content   string    `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+	UpdatedAt time.Time `gorm:"not null"`
+	DeletedAt *time.Time
+}
+
+// PageRevision is one saved state of a page and where it came from.
+type PageRevision struct {
+	ID         int64     `gorm:"primaryKey"`
+	PageID     int64     `gorm:"not null"`
+	Content    string    `gorm:"not null"`
+	EditSource string    `gorm:"not null"`
+	MessageID  *int64    // the accepted proposal, for agent revisions
+	CreatedAt  time.Time `gorm:"not null"`
+}
+
+// Exchange is one conversation: a header row over an append-only log of
+// messages, plus the lease of the turn that may be running on it.
+type Exchange struct {
+	ID              int64  `gorm:"primaryKey"`
+	UserID          int64  `gorm:"not null"`
+	Scope           string `gorm:"not null"`
+	PageID          *int64
+	JobID           *int64
+	Title           string `gorm:"not null"`
+	AgentType       string `gorm:"not null"` // the agent used last
+	ForkedFromID    *int64
+	ForkedAtSeq     *int64
+	Pinned          bool      `gorm:"not null"`
+	Archived        bool      `gorm:"not null"`
+	TurnCount       int64     `gorm:"not null"` // user messages in the log
+	CreatedAt       time.Time `gorm:"not null"`
+	UpdatedAt       time.Time `gorm:"not null"` // last activity
+	TurnStatus      string    `gorm:"not null"`
+	TurnOwner       *string
+	TurnHeartbeatAt *time.Time
+	TurnAttempts    int64 `gorm:"not null"`
+}
+
+// Message is one entry of an exchange's log. Seq is nil for error rows.
+type Message struct {
+	ID              int64  `gorm:"primaryKey"`
+	ExchangeID      int64  `gorm:"not null"`
+	Seq             *int64 // position in the log; nil for error rows
+	Role            string `gorm:"not null"`
+	Content         string `gorm:"not null"`
+	AgentType       *string
+	AgentResponse   *AgentResponse `gorm:"type:text;serializer:json"`
+	Tool            *ToolFields    `gorm:"type:text;serializer:json"`
+	Feedback        *int64         // FeedbackDown, FeedbackUp or nil
+	FeedbackComment *string
+	CreatedAt       time.Time `gorm:"not null"`
+}
+
+// AgentResponse is what an agent returned for a turn, in Galaxy's shape.
+type AgentResponse struct {
+	Content     string         `json:"content"`
+	AgentType   string         `json:"agent_type"`
+	Confidence  string         `json:"confidence"`
+	Suggestions []Suggestion   `json:"suggestions"`
+	Metadata    map[string]any `json:"metadata"`
+	Reasoning   string         `json:"reasoning,omitempty"`
+}
+
+// Suggestion is an action an agent offers alongside its answer.
+type Suggestion struct {
+	ActionType  string         `json:"action_type"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	Confidence  string         `json:"confidence,omitempty"`
+	Priority    int            `json:"priority,omitempty"`
+}
+
+// ToolFields describe a tool_call or tool_result entry.
+type ToolFields struct {
+	CallID    string         `json:"call_id"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Result    any            `json:"result,omitempty"`
+}

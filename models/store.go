@@ -1,0 +1,158 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"palaver/migrations"
+)
+
+// Store owns all database access. Every method that reads user data takes the
+// user's id and scopes its query by it.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+}
+
+// Options tune how a database is opened.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: "full" (default; a committed
+	// message survives a power cut) or "normal" (faster, survives a crash).
+	Synchronous string
+	// Logger receives GORM's statement log; nil keeps it silent.
+	Logger logger.Interface
+}
+
+// Open connects to dsn (a SQLite file path, or a postgres:// URL), creating a
+// SQLite file's folder on first use. It does not migrate; call Migrate.
+func Open(dsn string, opts Options) (*Store, error) {
+	cfg := &gorm.Config{
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		SkipDefaultTransaction: true, // multi-statement writes open their own
+		NowFunc:                now,
+		TranslateError:         true,
+	}
+	if opts.Logger != nil {
+		cfg.Logger = opts.Logger
+	}
+	if isPostgres(dsn) {
+		db, err := gorm.Open(postgres.Open(dsn), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		return &Store{db: db, dialect: "postgres"}, nil
+	}
+	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous)
+	if err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(sqlite.Open(sqliteDSN), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	// WAL lets readers run beside the one writer SQLite allows. Every
+	// transaction begins IMMEDIATE (_txlock) so a read-then-write never has to
+	// upgrade its lock, the failure mode that busy_timeout cannot cure; writers
+	// then simply queue on the busy timeout. A handful of connections is enough
+	// for concurrent readers on 2 cores.
+	sqlDB.SetMaxOpenConns(8)
+	sqlDB.SetMaxIdleConns(8)
+	sqlDB.SetConnMaxIdleTime(0)
+	return &Store{db: db, dialect: "sqlite"}, nil
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func sqliteDSN(path, synchronous string) (string, error) {
+	if path == "" {
+		return "", errors.New("open sqlite: empty database path")
+	}
+	switch synchronous {
+	case "":
+		synchronous = "full"
+	case "full", "normal":
+	default:
+		return "", fmt.Errorf("open sqlite: synchronous must be full or normal, not %q", synchronous)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("open sqlite: create folder: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", strings.ToUpper(synchronous))
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "on")
+	q.Set("_txlock", "immediate")
+	q.Set("_secure_delete", "on")
+	return "file:" + path + "?" + q.Encode(), nil
+}
+
+// now is the clock for every stored time: UTC, microsecond precision, so a
+// time read back from either dialect equals the one written.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Migrate applies pending migrations.
+func (s *Store) Migrate(ctx context.Context) (int, error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	return migrations.Up(ctx, sqlDB, s.dialect)
+}
+
+// SQL returns the underlying connection pool, for the session store.
+func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
+
+// Dialect is "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.dialect }
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// notFound turns GORM's record-not-found into ErrNotFound and wraps everything
+// else with the operation's name.
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fmt.Errorf("%s: %w", op, ErrNotFound)
+	default:
+		return fmt.Errorf("%s: %w", op, err)
+	}
+}

@@ -1,0 +1,214 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+)
+
+// TurnStart is the user message that opens a turn, and where it goes.
+type TurnStart struct {
+	UserID     int64
+	ExchangeID int64  // 0 starts a new exchange
+	Scope      string // of a new exchange
+	PageID     *int64 // of a new page exchange
+	JobID      *int64 // of a new job exchange
+	AgentType  string
+	Query      string
+	Owner      string // who holds the turn's lease
+}
+
+// StartTurn appends the user message and takes the exchange's turn lease, in
+// one transaction, creating the exchange first when ExchangeID is 0. Once it
+// returns, the message is durable whatever happens to the turn. A turn already
+// running on the exchange gives ErrTurnRunning and changes nothing.
+func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message, error) {
+	var ex Exchange
+	var msg *Message
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		at := now()
+		if t.ExchangeID == 0 {
+			owner := t.Owner
+			ex = Exchange{
+				UserID: t.UserID, Scope: t.Scope, PageID: t.PageID, JobID: t.JobID,
+				Title: TitleFrom(t.Query), AgentType: t.AgentType, TurnCount: 1,
+				CreatedAt: at, UpdatedAt: at, TurnStatus: TurnRunning,
+				TurnOwner: &owner, TurnHeartbeatAt: &at, TurnAttempts: 1,
+			}
+			if err := tx.Create(&ex).Error; err != nil {
+				return err
+			}
+		} else {
+			res := tx.Model(&Exchange{}).
+				Where("id = ? AND user_id = ? AND turn_status <> ?", t.ExchangeID, t.UserID, TurnRunning).
+				Updates(map[string]any{
+					"turn_status": TurnRunning, "turn_owner": t.Owner, "turn_heartbeat_at": at,
+					"turn_attempts": 1, "turn_count": gorm.Expr("turn_count + 1"),
+					"updated_at": at, "agent_type": t.AgentType,
+					"title": gorm.Expr("CASE WHEN title = '' THEN ? ELSE title END", TitleFrom(t.Query)),
+				})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				if err := tx.Where("id = ? AND user_id = ?", t.ExchangeID, t.UserID).Take(&ex).Error; err != nil {
+					return err
+				}
+				return ErrTurnRunning
+			}
+			if err := tx.Take(&ex, t.ExchangeID).Error; err != nil {
+				return err
+			}
+		}
+		var err error
+		msg, err = appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: t.Query, CreatedAt: at})
+		return err
+	})
+	if err != nil {
+		return nil, nil, wrap("start turn", err)
+	}
+	return &ex, msg, nil
+}
+
+// FinishTurn appends the turn's final entries and releases the lease. It
+// fails with ErrLeaseLost, writing nothing, if owner no longer holds it.
+func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := release(tx, exchangeID, owner, TurnIdle); err != nil {
+			return err
+		}
+		for _, m := range entries {
+			if _, err := appendEntry(tx, exchangeID, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap("finish turn", err)
+}
+
+// FailTurn records why a turn failed as an error row (outside the log: seq
+// NULL) and releases the lease, leaving the exchange failed.
+func (s *Store) FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*Message, error) {
+	var msg *Message
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := release(tx, exchangeID, owner, TurnFailed); err != nil {
+			return err
+		}
+		var err error
+		msg, err = appendEntry(tx, exchangeID, &Message{Role: RoleError, Content: reason})
+		return err
+	})
+	return msg, wrap("fail turn", err)
+}
+
+// RecoverStaleTurns fails every turn whose heartbeat is older than staleBefore:
+// its process died. The user message stays; an error row says what happened.
+func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) (int, error) {
+	var stale []Exchange
+	db := s.db.WithContext(ctx)
+	err := db.Select("id, turn_owner").
+		Where("turn_status = ? AND (turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", TurnRunning, staleBefore.UTC()).
+		Find(&stale).Error
+	if err != nil {
+		return 0, wrap("recover stale turns", err)
+	}
+	n := 0
+	for _, e := range stale {
+		owner := ""
+		if e.TurnOwner != nil {
+			owner = *e.TurnOwner
+		}
+		if _, err := s.FailTurn(ctx, e.ID, owner, reason); err != nil {
+			if errors.Is(err, ErrLeaseLost) {
+				continue // it finished or was recovered meanwhile
+			}
+			return n, fmt.Errorf("recover stale turns: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// release ends owner's lease on the exchange, leaving it in status.
+func release(tx *gorm.DB, exchangeID int64, owner, status string) error {
+	res := tx.Model(&Exchange{}).
+		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+		Updates(map[string]any{
+			"turn_status": status, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
+		})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// appendEntry inserts m at the exchange's next seq (error rows take none). A
+// seq taken by a concurrent writer gives ErrSeqTaken, never an overwrite.
+func appendEntry(tx *gorm.DB, exchangeID int64, m *Message) (*Message, error) {
+	m.ExchangeID = exchangeID
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now()
+	}
+	m.Seq = nil
+	if m.Role != RoleError {
+		var next int64
+		if err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1) + 1").
+			Where("exchange_id = ?", exchangeID).Scan(&next).Error; err != nil {
+			return nil, err
+		}
+		m.Seq = &next
+	}
+	if err := tx.Create(m).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return nil, ErrSeqTaken
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// titleLength bounds a title made from a first message, in characters.
+const titleLength = 80
+
+// TitleFrom makes an exchange title from its first message: the first
+// non-empty line, with whitespace collapsed, cut at a word near titleLength.
+func TitleFrom(query string) string {
+	line := ""
+	for l := range strings.SplitSeq(query, "\n") {
+		if line = strings.Join(strings.Fields(l), " "); line != "" {
+			break
+		}
+	}
+	if utf8.RuneCountInString(line) <= titleLength {
+		return line
+	}
+	r := []rune(line)[:titleLength]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > titleLength/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " .,;:") + "…"
+}
+
+// Heartbeat renews owner's lease on a running turn.
+func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) error {
+	res := s.db.WithContext(ctx).Model(&Exchange{}).
+		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+		Update("turn_heartbeat_at", now())
+	if res.Error != nil {
+		return wrap("heartbeat", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("heartbeat: %w", ErrLeaseLost)
+	}
+	return nil
+}

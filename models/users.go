@@ -1,0 +1,69 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CreateUser adds an account. The first account becomes admin whatever admin
+// says; later ones are admin only when asked.
+func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*User, error) {
+	u := &User{Username: username, PasswordHash: passwordHash, CreatedAt: now()}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&User{}).Count(&n).Error; err != nil {
+			return err
+		}
+		u.IsAdmin = admin || n == 0
+		return tx.Create(u).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return nil, ErrUsernameTaken
+	}
+	return u, wrap("create user", err)
+}
+
+// UserByID loads an account.
+func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Take(&u, id).Error
+	return &u, wrap("user by id", err)
+}
+
+// UserByUsername loads an account by its name.
+func (s *Store) UserByUsername(ctx context.Context, username string) (*User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Where("username = ?", username).Take(&u).Error
+	return &u, wrap("user by username", err)
+}
+
+// CreateAPIKey stores the hash of a new key for the user.
+func (s *Store) CreateAPIKey(ctx context.Context, userID int64, keyHash string) (*APIKey, error) {
+	k := &APIKey{UserID: userID, KeyHash: keyHash, CreatedAt: now()}
+	err := s.db.WithContext(ctx).Create(k).Error
+	return k, wrap("create api key", err)
+}
+
+// apiKeyTouchEvery bounds how often a key's last_used_at is written, so that a
+// script calling the API in a loop does not turn every read into a write.
+const apiKeyTouchEvery = time.Minute
+
+// UserByAPIKey finds the owner of a key by its hash and notes its use.
+func (s *Store) UserByAPIKey(ctx context.Context, keyHash string) (*User, error) {
+	var k APIKey
+	db := s.db.WithContext(ctx)
+	if err := db.Where("key_hash = ?", keyHash).Take(&k).Error; err != nil {
+		return nil, wrap("user by api key", err)
+	}
+	t := now()
+	if k.LastUsedAt == nil || t.Sub(*k.LastUsedAt) > apiKeyTouchEvery {
+		if err := db.Model(&k).Update("last_used_at", t).Error; err != nil {
+			return nil, fmt.Errorf("user by api key: touch: %w", err)
+		}
+	}
+	return s.UserByID(ctx, k.UserID)
+}

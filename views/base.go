@@ -1,0 +1,31 @@
+// Package views holds Palaver's templ components and the view models they
+// render. Views never call the store: handlers hand them everything.
+package views
+
+// AssetURLs gives the cache-busting address of a static asset.
+type AssetURLs interface {
+	URL(name string) string
+}
+
+// Base is what every full page needs: who is signed in, the CSRF token, the
+// asset addresses and which part of the app is showing.
+type Base struct {
+	Title  string
+	User   *User // nil when signed out
+	CSRF   string
+	Assets AssetURLs
+	Nav    string // "chat", "pages" or "admin": the highlighted nav item
+}
+
+// User is the signed-in account as the chrome shows it.
+type User struct {
+	Name    string
+	IsAdmin bool
+}
+
+// ErrorPage is a full-page error.
+type ErrorPage struct {
+	Base
+	Status  int
+	Message string
+}
