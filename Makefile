@@ -41,8 +41,32 @@ build: $(BIN) ## Build bin/palaver (assets embedded)
 run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
 	$(BIN) serve
 
+# The store tests also run on PostgreSQL: on a throwaway cluster listening
+# only on a Unix socket in a temporary folder (so no port can collide), or on
+# the database named by PALAVER_TEST_POSTGRES. As root the server package is
+# installed when missing; otherwise those tests skip and say why.
 test: $(ASSETS) ## Build what the tests need and run every test
 	$(GO) vet $(GOFLAGS_) ./...
+	@set -eu; \
+	if [ -z "$${PALAVER_TEST_POSTGRES:-}" ]; then \
+	  pgbin=$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$pgbin" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing the PostgreSQL server for the store tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	    pgbin=$$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1); \
+	  fi; \
+	  if [ -n "$$pgbin" ] && [ "$$(id -u)" = 0 ]; then \
+	    pgdir=$$(mktemp -d /tmp/palaver-pg.XXXXXX); chown postgres:postgres "$$pgdir"; \
+	    trap 'runuser -u postgres -- "$$pgbin/pg_ctl" -D "$$pgdir/data" -m fast stop >/dev/null 2>&1; rm -rf "$$pgdir"' EXIT; \
+	    runuser -u postgres -- "$$pgbin/initdb" -D "$$pgdir/data" -U postgres -A trust --no-sync >/dev/null; \
+	    runuser -u postgres -- "$$pgbin/pg_ctl" -D "$$pgdir/data" -l "$$pgdir/log" -w \
+	      -o "-c listen_addresses='' -k $$pgdir -c fsync=off -c full_page_writes=off" start >/dev/null; \
+	    "$$pgbin/psql" -q -h "$$pgdir" -U postgres -c "CREATE DATABASE palaver_test"; \
+	    export PALAVER_TEST_POSTGRES="postgres://postgres@/palaver_test?host=$$pgdir&sslmode=disable"; \
+	  else \
+	    echo "note: no PostgreSQL server (or not root): the PostgreSQL store tests will skip"; \
+	  fi; \
+	fi; \
 	$(GO) test $(GOFLAGS_) -count=1 ./...
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains

@@ -6,6 +6,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,6 +64,9 @@ func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func
 	}
 	req.AgentType = agentType
 	resp, err := s.provider.Execute(ctx, req, onDelta)
+	if err == nil && resp == nil {
+		err = errors.New("no response")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s agent (%s): %w", agentType, s.provider.Name(), err)
 	}

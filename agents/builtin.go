@@ -22,7 +22,10 @@ type Builtin struct {
 // Name identifies the provider in errors and metadata.
 func (b *Builtin) Name() string { return "builtin" }
 
-var greetingWord = regexp.MustCompile(`(?i)\b(hello|hi|hey)\b`)
+// greetingWord finds hello, hi or hey as a whole word. Go's \b only knows
+// ASCII word characters, so the edges are spelled out: a letter of any script
+// (the "hi" in "Ωhi") or a digit next to it makes it part of another word.
+var greetingWord = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])(?:hello|hi|hey)(?:[^\p{L}\p{N}_]|$)`)
 
 // Execute answers req as its agent type does.
 func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {

@@ -126,6 +126,14 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 		ex, err := s.store.JobExchange(ctx, req.UserID, *req.JobID)
 		switch {
 		case errors.Is(err, models.ErrNotFound):
+			if req.ExchangeID != 0 {
+				// The job has no exchange yet, so the one named is another
+				// conversation (or none of the user's: not found).
+				if _, err := s.store.Exchange(ctx, req.UserID, req.ExchangeID); err != nil {
+					return nil, err
+				}
+				return nil, &InputError{Msg: "exchange_id belongs to another conversation than job_id"}
+			}
 			start.Scope, start.JobID = models.ScopeJob, req.JobID
 		case err != nil:
 			return nil, err

@@ -1,13 +1,103 @@
 package handlers
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"fmt"
+	"math"
+	"time"
 
-// Placeholders, replaced by the JSON API.
-func (h *Handlers) apiChat(c *fiber.Ctx) error             { return fiber.ErrNotImplemented }
-func (h *Handlers) apiHistory(c *fiber.Ctx) error          { return fiber.ErrNotImplemented }
-func (h *Handlers) apiClearHistory(c *fiber.Ctx) error     { return fiber.ErrNotImplemented }
-func (h *Handlers) apiMessages(c *fiber.Ctx) error         { return fiber.ErrNotImplemented }
-func (h *Handlers) apiExchangeFeedback(c *fiber.Ctx) error { return fiber.ErrNotImplemented }
-func (h *Handlers) apiDeleteExchange(c *fiber.Ctx) error   { return fiber.ErrNotImplemented }
-func (h *Handlers) apiBatchDelete(c *fiber.Ctx) error      { return fiber.ErrNotImplemented }
-func (h *Handlers) apiMessageFeedback(c *fiber.Ctx) error  { return fiber.ErrNotImplemented }
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"palaver/agents"
+	"palaver/models"
+)
+
+// apiChatPayload is the body of POST /api/chat (Galaxy's ChatPayload).
+type apiChatPayload struct {
+	Query      string `json:"query"`
+	Context    string `json:"context"`
+	ExchangeID *int64 `json:"exchange_id"`
+	PageID     *int64 `json:"page_id"`
+	Regenerate bool   `json:"regenerate"`
+}
+
+// apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
+// API's err_msg and err_code, so that clients of either convention read it.
+type apiChatResponse struct {
+	Response       string                `json:"response"`
+	ErrorCode      int                   `json:"error_code"`
+	ErrorMessage   string                `json:"error_message"`
+	AgentResponse  *models.AgentResponse `json:"agent_response"`
+	ExchangeID     *int64                `json:"exchange_id"`
+	ProcessingTime float64               `json:"processing_time"`
+	ErrMsg         string                `json:"err_msg,omitempty"`
+	ErrCode        int                   `json:"err_code,omitempty"`
+}
+
+// apiChat sends a message to an agent: it starts an exchange, continues one,
+// or answers about a job (from the job's first answer unless regenerating).
+func (h *Handlers) apiChat(c *fiber.Ctx) error {
+	start := time.Now()
+	var p apiChatPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if err := agents.ValidateQuery(p.Query); err != nil {
+		return h.apiChatRefused(c, start, err)
+	}
+	req, err := p.sendRequest(c)
+	if err != nil {
+		return err
+	}
+	res, err := h.agents.Send(c.UserContext(), req)
+	if err != nil {
+		return err
+	}
+	id := res.Exchange.ID
+	out := apiChatResponse{Response: res.Reply.Content, AgentResponse: res.Reply.AgentResponse, ExchangeID: &id}
+	if res.Failed {
+		// The agent failing is the turn's outcome, not the client's error: the
+		// user message is kept and Reply is the error row saying why.
+		out.ErrorCode, out.ErrorMessage = fiber.StatusInternalServerError, res.Reply.Content
+	}
+	out.ProcessingTime = time.Since(start).Seconds()
+	return c.JSON(out)
+}
+
+// sendRequest turns the payload and the query parameters into a Send.
+func (p apiChatPayload) sendRequest(c *fiber.Ctx) (agents.SendRequest, error) {
+	jobID, err := apiQueryInt(c, "job_id", 1, math.MaxInt64, "a positive integer")
+	if err != nil {
+		return agents.SendRequest{}, err
+	}
+	req := agents.SendRequest{
+		UserID: currentUser(c).ID, JobID: jobID, Query: p.Query, Context: p.Context, Regenerate: p.Regenerate,
+		AgentType: utils.CopyString(c.Query("agent_type", agents.AgentAuto)), // outlives the request buffer
+	}
+	if p.ExchangeID != nil {
+		if *p.ExchangeID <= 0 { // names no exchange; null or absent starts one
+			return agents.SendRequest{}, fmt.Errorf("exchange %d: %w", *p.ExchangeID, models.ErrNotFound)
+		}
+		req.ExchangeID = *p.ExchangeID
+	}
+	if p.PageID != nil {
+		// Pages have no store methods yet, so no page can exist for the user
+		// through the API: a page_id answers 404 exactly as a missing (or
+		// another user's) page will. Replace with a scoped page lookup and the
+		// page_assistant route when pages land.
+		return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)
+	}
+	return req, nil
+}
+
+// apiChatRefused answers a query that cannot be sent (empty or too long) with
+// the ChatResponse shape API.md prescribes; nothing has been stored.
+func (h *Handlers) apiChatRefused(c *fiber.Ctx, start time.Time, err error) error {
+	h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", fiber.StatusBadRequest, "err", err)
+	msg := err.Error()
+	return c.Status(fiber.StatusBadRequest).JSON(apiChatResponse{
+		ErrorCode: fiber.StatusBadRequest, ErrorMessage: msg,
+		ErrMsg: msg, ErrCode: fiber.StatusBadRequest,
+		ProcessingTime: time.Since(start).Seconds(),
+	})
+}

@@ -62,7 +62,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	c.Vary("HX-Request")
 	switch {
-	case isAPI(c):
+	case isAPI(c) || refusedUnread(status):
 		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
 	case c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true":
 		c.Set("HX-Reswap", "none")
@@ -72,6 +72,14 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	}
 }
 
+// isAPI says whether the request is for the JSON API.
 func isAPI(c *fiber.Ctx) bool {
 	return strings.HasPrefix(c.Path(), "/api/") || c.Path() == "/api"
+}
+
+// refusedUnread says whether the server refused the request before reading
+// it (a body or headers over the limit): its path may be lost by then, so it
+// gets the JSON error shape, which any client can read.
+func refusedUnread(status int) bool {
+	return status == fiber.StatusRequestEntityTooLarge || status == fiber.StatusRequestHeaderFieldsTooLarge
 }

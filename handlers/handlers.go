@@ -42,7 +42,6 @@ type Store interface {
 // Config holds the settings the handlers read.
 type Config struct {
 	AllowRegistration bool
-	SecureCookies     bool
 }
 
 // Deps are everything the handlers use. Nothing is global.

@@ -19,8 +19,8 @@ func (h *Handlers) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
-// staticFile serves an embedded asset. URLs carry the content hash, so the
-// answer can be cached for a year.
+// staticFile serves an embedded asset. A URL that carries the current content
+// hash can be cached for a year; any other must be revalidated.
 func (h *Handlers) staticFile(c *fiber.Ctx) error {
 	name := c.Params("name")
 	b, ok := h.assets.Open(name)
@@ -30,7 +30,11 @@ func (h *Handlers) staticFile(c *fiber.Ctx) error {
 	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
 		c.Set(fiber.HeaderContentType, ct)
 	}
-	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	if c.Query("v") == h.assets.Version(name) {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	} else {
+		c.Set(fiber.HeaderCacheControl, "no-cache")
+	}
 	return c.Send(b)
 }
 

@@ -52,7 +52,10 @@ func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery
 		tx = tx.Where("page_id = ?", q.PageID)
 	}
 	if q.Before != nil {
-		tx = tx.Where("(updated_at < ? OR (updated_at = ? AND id < ?))", q.Before.At, q.Before.At, q.Before.ID)
+		// In UTC like every stored time: SQLite compares times as text, so
+		// the same instant in another zone would sort wrongly.
+		at := q.Before.At.UTC()
+		tx = tx.Where("(updated_at < ? OR (updated_at = ? AND id < ?))", at, at, q.Before.ID)
 	}
 	if err := tx.Order("updated_at DESC, id DESC").Limit(q.Limit).Find(&exs).Error; err != nil {
 		return nil, wrap("list exchanges", err)
@@ -97,7 +100,8 @@ func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery
 
 // RenameExchange sets an exchange's title.
 func (s *Store) RenameExchange(ctx context.Context, userID, id int64, title string) (*Exchange, error) {
-	res := s.db.WithContext(ctx).Model(&Exchange{}).Where("id = ? AND user_id = ?", id, userID).Update("title", title)
+	res := s.db.WithContext(ctx).Model(&Exchange{}).Where("id = ? AND user_id = ?", id, userID).
+		UpdateColumn("title", title) // not activity: updated_at (the history order) stays
 	if res.Error != nil {
 		return nil, wrap("rename exchange", res.Error)
 	}

@@ -104,7 +104,10 @@ func sqliteDSN(path, synchronous string) (string, error) {
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
 	q.Set("_secure_delete", "on")
-	return "file:" + path + "?" + q.Encode(), nil
+	// A URI filename: escape what SQLite would otherwise read as an escape,
+	// the start of the parameters or a fragment.
+	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + uriPath + "?" + q.Encode(), nil
 }
 
 // now is the clock for every stored time: UTC, microsecond precision, so a

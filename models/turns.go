@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 )
@@ -41,6 +40,11 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				TurnOwner: &owner, TurnHeartbeatAt: &at, TurnAttempts: 1,
 			}
 			if err := tx.Create(&ex).Error; err != nil {
+				if t.JobID != nil && errors.Is(err, gorm.ErrDuplicatedKey) {
+					// A job has one exchange per user: a concurrent first
+					// request created it a moment ago and runs its turn.
+					return ErrTurnRunning
+				}
 				return err
 			}
 		} else {
@@ -79,7 +83,7 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 // fails with ErrLeaseLost, writing nothing, if owner no longer holds it.
 func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := release(tx, exchangeID, owner, TurnIdle); err != nil {
+		if err := release(tx, exchangeID, owner, TurnIdle, nil); err != nil {
 			return err
 		}
 		for _, m := range entries {
@@ -95,16 +99,26 @@ func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, 
 // FailTurn records why a turn failed as an error row (outside the log: seq
 // NULL) and releases the lease, leaving the exchange failed.
 func (s *Store) FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*Message, error) {
+	msg, err := s.failTurn(ctx, exchangeID, owner, reason, nil)
+	return msg, wrap("fail turn", err)
+}
+
+// failTurn is FailTurn; with staleBefore set, only while the lease is still
+// stale, so that a turn whose owner renewed it meanwhile is left alone.
+func (s *Store) failTurn(ctx context.Context, exchangeID int64, owner, reason string, staleBefore *time.Time) (*Message, error) {
 	var msg *Message
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := release(tx, exchangeID, owner, TurnFailed); err != nil {
+		if err := release(tx, exchangeID, owner, TurnFailed, staleBefore); err != nil {
 			return err
 		}
 		var err error
 		msg, err = appendEntry(tx, exchangeID, &Message{Role: RoleError, Content: reason})
 		return err
 	})
-	return msg, wrap("fail turn", err)
+	if err != nil {
+		return nil, err
+	}
+	return msg, nil
 }
 
 // RecoverStaleTurns fails every turn whose heartbeat is older than staleBefore:
@@ -112,8 +126,9 @@ func (s *Store) FailTurn(ctx context.Context, exchangeID int64, owner, reason st
 func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) (int, error) {
 	var stale []Exchange
 	db := s.db.WithContext(ctx)
+	staleBefore = staleBefore.UTC()
 	err := db.Select("id, turn_owner").
-		Where("turn_status = ? AND (turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", TurnRunning, staleBefore.UTC()).
+		Where("turn_status = ? AND (turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", TurnRunning, staleBefore).
 		Find(&stale).Error
 	if err != nil {
 		return 0, wrap("recover stale turns", err)
@@ -124,9 +139,9 @@ func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, re
 		if e.TurnOwner != nil {
 			owner = *e.TurnOwner
 		}
-		if _, err := s.FailTurn(ctx, e.ID, owner, reason); err != nil {
+		if _, err := s.failTurn(ctx, e.ID, owner, reason, &staleBefore); err != nil {
 			if errors.Is(err, ErrLeaseLost) {
-				continue // it finished or was recovered meanwhile
+				continue // it finished, renewed its lease or was recovered meanwhile
 			}
 			return n, fmt.Errorf("recover stale turns: %w", err)
 		}
@@ -135,13 +150,17 @@ func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, re
 	return n, nil
 }
 
-// release ends owner's lease on the exchange, leaving it in status.
-func release(tx *gorm.DB, exchangeID int64, owner, status string) error {
-	res := tx.Model(&Exchange{}).
-		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-		Updates(map[string]any{
-			"turn_status": status, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
-		})
+// release ends owner's lease on the exchange, leaving it in status; with
+// staleBefore set, only if the lease was not renewed since.
+func release(tx *gorm.DB, exchangeID int64, owner, status string, staleBefore *time.Time) error {
+	tx = tx.Model(&Exchange{}).
+		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner)
+	if staleBefore != nil {
+		tx = tx.Where("(turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", *staleBefore)
+	}
+	res := tx.Updates(map[string]any{
+		"turn_status": status, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
+	})
 	if res.Error != nil {
 		return res.Error
 	}
@@ -188,22 +207,38 @@ func TitleFrom(query string) string {
 			break
 		}
 	}
-	if utf8.RuneCountInString(line) <= titleLength {
+	r := []rune(line)
+	if len(r) <= titleLength {
 		return line
 	}
-	r := []rune(line)[:titleLength]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > titleLength/2 {
-		cut = cut[:i]
+	// Cut at the last space within the limit, counted in characters (not
+	// bytes, or a title in a non-Latin script would be cut at half its room),
+	// unless the limit falls right at a word's end or the last word starts
+	// too early to keep a useful title.
+	cut := r[:titleLength]
+	if r[titleLength] != ' ' {
+		if i := lastSpace(cut); i > titleLength/2 {
+			cut = cut[:i]
+		}
 	}
-	return strings.TrimRight(cut, " .,;:") + "…"
+	return strings.TrimRight(string(cut), " .,;:") + "…"
+}
+
+// lastSpace is the index of the last space in r, or -1.
+func lastSpace(r []rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == ' ' {
+			return i
+		}
+	}
+	return -1
 }
 
 // Heartbeat renews owner's lease on a running turn.
 func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) error {
 	res := s.db.WithContext(ctx).Model(&Exchange{}).
 		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-		Update("turn_heartbeat_at", now())
+		UpdateColumn("turn_heartbeat_at", now()) // a heartbeat is not activity: updated_at stays
 	if res.Error != nil {
 		return wrap("heartbeat", res.Error)
 	}

@@ -14,6 +14,16 @@ import (
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*User, error) {
 	u := &User{Username: username, PasswordHash: passwordHash, CreatedAt: now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Count and insert must be one step, or two first registrations at
+		// once both become admin. SQLite's transactions begin IMMEDIATE and
+		// so already run one at a time; Postgres's READ COMMITTED does not,
+		// so take a lock that holds back other writers of users (only
+		// registrations) but not readers.
+		if s.dialect == "postgres" {
+			if err := tx.Exec("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").Error; err != nil {
+				return err
+			}
+		}
 		var n int64
 		if err := tx.Model(&User{}).Count(&n).Error; err != nil {
 			return err

@@ -51,6 +51,9 @@ func (a *Assets) URL(name string) string {
 	return "/static/" + name + "?v=" + a.version[name]
 }
 
+// Version is the content hash a named asset's URL carries.
+func (a *Assets) Version(name string) string { return a.version[name] }
+
 // Open returns the content of a named asset, and whether it exists.
 func (a *Assets) Open(name string) ([]byte, bool) {
 	if _, ok := a.version[name]; !ok {

@@ -1,5 +1,81 @@
 package views
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// History groups, newest first.
+const (
+	GroupToday     = "Today"
+	GroupYesterday = "Yesterday"
+	GroupWeek      = "Previous 7 days"
+	GroupOlder     = "Older"
+)
+
+// day is the start of t's calendar day in now's time zone.
+func day(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+}
+
+// daysBefore says how many calendar days t lies before now, in now's time
+// zone (0: the same day; negative: in the future).
+func daysBefore(t, now time.Time) int {
+	loc := now.Location()
+	// Dates, not durations: a day with a DST change is still one day.
+	a, b := day(t, loc), day(now, loc)
+	ya, ma, da := a.Date()
+	yb, mb, db := b.Date()
+	return int(time.Date(yb, mb, db, 12, 0, 0, 0, time.UTC).Sub(time.Date(ya, ma, da, 12, 0, 0, 0, time.UTC)).Hours() / 24)
+}
+
+// HistoryGroup names the history group of an exchange last active at t, by
+// the calendar days of now's time zone: Today, Yesterday, Previous 7 days or
+// Older.
+func HistoryGroup(t, now time.Time) string {
+	switch d := daysBefore(t, now); {
+	case d <= 0:
+		return GroupToday
+	case d == 1:
+		return GroupYesterday
+	case d <= 7:
+		return GroupWeek
+	default:
+		return GroupOlder
+	}
+}
+
+// RelativeTime says when t was, as the history shows it: "just now",
+// "5 min ago", "3 h ago" (earlier today), "yesterday", then the date
+// ("Mar 3", with the year when it is not this one's).
+func RelativeTime(t, now time.Time) string {
+	ago := now.Sub(t)
+	days := daysBefore(t, now)
+	switch {
+	case ago < time.Minute:
+		return "just now"
+	case ago < time.Hour:
+		return strconv.Itoa(int(ago/time.Minute)) + " min ago"
+	case days <= 0:
+		return strconv.Itoa(int(ago/time.Hour)) + " h ago"
+	case days == 1:
+		return "yesterday"
+	case t.In(now.Location()).Year() == now.Year():
+		return t.In(now.Location()).Format("Jan 2")
+	default:
+		return t.In(now.Location()).Format("Jan 2, 2006")
+	}
+}
+
+// Plural is "1 turn", "3 turns".
+func Plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}

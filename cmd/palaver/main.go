@@ -84,8 +84,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+		return fmt.Errorf("%w: unknown command %q (run \"palaver help\" for the list)", errUsage, cmd)
 	}
 }
 
@@ -93,12 +92,16 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type flags struct {
 	*flag.FlagSet
 	envErr error
+	help   io.Writer // where -h prints the flags
 }
 
 func newFlags(name string, stderr io.Writer) *flags {
 	fs := flag.NewFlagSet("palaver "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return &flags{FlagSet: fs}
+	// Left to itself the flag package prints its error and then the whole
+	// usage; run prints the error as the one line the contract promises, and
+	// parse prints the flags only when asked with -h.
+	fs.SetOutput(io.Discard)
+	return &flags{FlagSet: fs, help: stderr}
 }
 
 func envName(flagName string) string {
@@ -144,6 +147,9 @@ func (f *flags) parse(args []string) ([]string, error) {
 	for {
 		if err := f.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(f.help, "usage of %s:\n", f.Name())
+				f.SetOutput(f.help)
+				f.PrintDefaults()
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %v", errUsage, err)

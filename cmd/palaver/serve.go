@@ -71,7 +71,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Agents:   svc,
 		Assets:   assets,
 		Logger:   log,
-		Config:   handlers.Config{AllowRegistration: *allowReg, SecureCookies: *secure},
+		Config:   handlers.Config{AllowRegistration: *allowReg},
 	})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

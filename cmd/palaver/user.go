@@ -49,8 +49,8 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func userAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newFlags("user add", stderr)
 	db := dbFlag(f)
-	password := f.String("password", "", "the account's password (at least 8 characters)")
-	admin := f.Bool("admin", false, "make the account an admin")
+	password := f.string("password", "", "the account's password (at least 8 characters)")
+	admin := f.bool("admin", false, "make the account an admin")
 	pos, err := f.parse(args)
 	if err != nil {
 		return err

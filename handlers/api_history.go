@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+)
+
+// History page sizes.
+const (
+	apiHistoryDefault = 50
+	apiHistoryMax     = 200
+)
+
+// apiHistoryItem is an exchange in the history list: its first turn's query and
+// response, the rating of its latest reply, and the cursor to page on from it.
+type apiHistoryItem struct {
+	ID            int64                 `json:"id"`
+	Title         string                `json:"title"`
+	Query         string                `json:"query"`
+	Response      string                `json:"response"`
+	AgentType     string                `json:"agent_type"`
+	AgentResponse *models.AgentResponse `json:"agent_response"`
+	Timestamp     time.Time             `json:"timestamp"`
+	UpdatedAt     time.Time             `json:"updated_at"`
+	Feedback      *int64                `json:"feedback"`
+	MessageCount  int64                 `json:"message_count"`
+	Cursor        string                `json:"cursor"`
+}
+
+func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
+	return apiHistoryItem{
+		ID: s.ID, Title: s.Title, Query: s.Query, Response: s.Response,
+		AgentType: s.AgentType, AgentResponse: s.AgentResponse,
+		Timestamp: s.CreatedAt, UpdatedAt: s.UpdatedAt, Feedback: s.Feedback,
+		MessageCount: s.TurnCount, Cursor: s.Cursor().String(),
+	}
+}
+
+// apiHistory lists one keyset page of the user's general exchanges, most
+// recent activity first.
+func (h *Handlers) apiHistory(c *fiber.Ctx) error {
+	q := models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: apiHistoryDefault}
+	limit, err := apiQueryInt(c, "limit", 1, apiHistoryMax, fmt.Sprintf("an integer from 1 to %d", apiHistoryMax))
+	if err != nil {
+		return err
+	}
+	if limit != nil {
+		q.Limit = int(*limit)
+	}
+	if before := c.Query("before"); before != "" {
+		cur, err := models.ParseCursor(before)
+		if err != nil {
+			return err // ErrBadCursor: 400
+		}
+		q.Before = &cur
+	}
+	sums, err := h.store.ListExchanges(c.UserContext(), currentUser(c).ID, q)
+	if err != nil {
+		return err
+	}
+	items := make([]apiHistoryItem, len(sums)) // never null: [] when empty
+	for i := range sums {
+		items[i] = newAPIHistoryItem(&sums[i])
+	}
+	return c.JSON(items)
+}
+
+// apiClearHistory deletes the user's general exchanges; page and job chats
+// stay.
+func (h *Handlers) apiClearHistory(c *fiber.Ctx) error {
+	exchanges, messages, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopeGeneral, 0)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiNotice{Message: fmt.Sprintf("Cleared %d chat exchanges with %d messages", exchanges, messages)})
+}

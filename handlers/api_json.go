@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+)
+
+// Shared pieces of the JSON API: strict body decoding, path and query
+// parameters, and the shapes more than one route answers with.
+
+// apiDecode reads the request body as exactly one JSON value into dst. A body
+// that is not JSON, has a wrongly typed field, or has something after the
+// value is the client's error: 400 saying which. Unknown fields are ignored,
+// so clients written for Galaxy's API may send more than Palaver reads.
+func apiDecode(c *fiber.Ctx, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	if err := dec.Decode(dst); err != nil {
+		return apiBadJSON(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fiber.NewError(fiber.StatusBadRequest, "The body must hold a single JSON value")
+	}
+	return nil
+}
+
+// apiBadJSON says what is wrong with a body in words a client can act on,
+// without echoing the body back.
+func apiBadJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		what := "the body"
+		if te.Field != "" {
+			what = fmt.Sprintf("%q", te.Field)
+		}
+		return fiber.NewError(fiber.StatusBadRequest,
+			fmt.Sprintf("Invalid JSON body: %s must be %s, not %s", what, apiJSONKind(te.Type), te.Value))
+	}
+	return fiber.NewError(fiber.StatusBadRequest, "Invalid JSON body: send one JSON value with Content-Type application/json")
+}
+
+// apiJSONKind names a Go type the way a JSON client thinks of it.
+func apiJSONKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return apiJSONKind(t.Elem())
+	default:
+		return "an object"
+	}
+}
+
+// apiPathID reads a positive integer id from the path. Anything else names no
+// row, so it answers 404 exactly as a missing row does.
+func apiPathID(c *fiber.Ctx, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Params(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s %q: %w", name, c.Params(name), models.ErrNotFound)
+	}
+	return id, nil
+}
+
+// apiQueryInt reads an optional integer query parameter within [minimum,
+// maximum]; an absent or empty one gives nil. Anything else is a 400 that
+// states the rule.
+func apiQueryInt(c *fiber.Ctx, name string, minimum, maximum int64, rule string) (*int64, error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < minimum || n > maximum {
+		return nil, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("%s must be %s", name, rule))
+	}
+	return &n, nil
+}
+
+// apiNotice is the answer of routes that only confirm what they did.
+type apiNotice struct {
+	Message string `json:"message"`
+}
+
+// apiMessage is one log entry as the API shows it. agent_type,
+// agent_response and feedback are present on assistant replies only (feedback
+// null while unrated, as Galaxy sends it); feedback_comment only when set.
+// Error rows have a null seq: they are shown but are not part of the log.
+type apiMessage struct {
+	ID              int64                 `json:"id"`
+	Seq             *int64                `json:"seq"`
+	Role            string                `json:"role"`
+	Content         string                `json:"content"`
+	Timestamp       time.Time             `json:"timestamp"`
+	AgentType       *string               `json:"agent_type,omitempty"`
+	AgentResponse   *models.AgentResponse `json:"agent_response,omitempty"`
+	Feedback        **int64               `json:"feedback,omitempty"` // nil: absent; &nil: null
+	FeedbackComment *string               `json:"feedback_comment,omitempty"`
+}
+
+// newAPIMessage shapes m for the API; the item points into m.
+func newAPIMessage(m *models.Message) apiMessage {
+	it := apiMessage{
+		ID: m.ID, Seq: m.Seq, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt,
+		FeedbackComment: m.FeedbackComment,
+	}
+	if m.Role == models.RoleAssistant {
+		it.AgentType, it.AgentResponse, it.Feedback = m.AgentType, m.AgentResponse, &m.Feedback
+	}
+	return it
+}

@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+	"palaver/views"
+)
+
+// chatMaxComment bounds a feedback comment, in characters.
+const chatMaxComment = 2000
+
+// chatFeedback rates one of the user's assistant replies: value up, down or
+// none (clears the rating), and, from the comment form, a comment. A form
+// without a comment field keeps the comment there was. htmx gets the
+// re-rendered control; a plain form goes back to the reply.
+func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
+	id, err := chatIDParam(c, "id")
+	if err != nil {
+		return err
+	}
+	value, err := chatFeedbackValue(c.FormValue("value"))
+	if err != nil {
+		return err
+	}
+	ctx, userID := c.UserContext(), currentUser(c).ID
+	m, err := h.store.Message(ctx, userID, id)
+	if err != nil {
+		return err
+	}
+	comment := m.FeedbackComment
+	if c.Request().PostArgs().Has("comment") {
+		if comment, err = chatFeedbackComment(c.FormValue("comment")); err != nil {
+			return err
+		}
+	}
+	if m, err = h.store.SetFeedback(ctx, userID, id, value, comment); err != nil {
+		return err
+	}
+	if !isFragment(c) {
+		back := chatBackTo(c, "/chat/"+strconv.FormatInt(m.ExchangeID, 10))
+		return c.Redirect(back+"#msg-"+strconv.FormatInt(m.ID, 10), fiber.StatusSeeOther)
+	}
+	return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+}
+
+// chatFeedbackValue reads a posted rating: up, down, or none (nil).
+func chatFeedbackValue(s string) (*int64, error) {
+	var v int64
+	switch s {
+	case views.FeedbackUp:
+		v = models.FeedbackUp
+	case views.FeedbackDown:
+		v = models.FeedbackDown
+	case views.FeedbackNone:
+		return nil, nil
+	default:
+		return nil, fiber.NewError(fiber.StatusBadRequest, "Feedback must be up, down or none.")
+	}
+	return &v, nil
+}
+
+// chatFeedbackComment reads a posted comment: trimmed, nil when empty.
+func chatFeedbackComment(s string) (*string, error) {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > chatMaxComment {
+		return nil, fiber.NewError(fiber.StatusUnprocessableEntity,
+			fmt.Sprintf("A comment can be at most %d characters.", chatMaxComment))
+	}
+	if s == "" {
+		return nil, nil
+	}
+	return &s, nil
+}

@@ -1,0 +1,134 @@
+package handlers
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+	"palaver/views"
+)
+
+// chatNew starts a new, empty chat: the session's current exchange becomes 0.
+func (h *Handlers) chatNew(c *fiber.Ctx) error {
+	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
+	return redirect(c, "/chat")
+}
+
+// errChatTitle is the answer to a rename without a usable title.
+var errChatTitle = fiber.NewError(fiber.StatusUnprocessableEntity,
+	fmt.Sprintf("A title needs 1 to %d characters.", maxTitleLength))
+
+// chatRename sets a conversation's title. htmx gets the updated history
+// item; a plain form goes back where it came from.
+func (h *Handlers) chatRename(c *fiber.Ctx) error {
+	ex, err := h.chatExchange(c)
+	if err != nil {
+		return err
+	}
+	title := strings.TrimSpace(c.FormValue("title"))
+	if title == "" || utf8.RuneCountInString(title) > maxTitleLength {
+		return errChatTitle
+	}
+	ex, err = h.store.RenameExchange(c.UserContext(), currentUser(c).ID, ex.ID, title)
+	if err != nil {
+		return err
+	}
+	if !isFragment(c) {
+		return c.Redirect(chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), fiber.StatusSeeOther)
+	}
+	current, err := h.chatCurrentID(c)
+	if err != nil {
+		return err
+	}
+	it := chatHistoryItem(ex, current, time.Now(), h.csrfToken(c))
+	it.Group = "" // the header above it stays where it is
+	return render(c, fiber.StatusOK, views.HistoryEntry(it))
+}
+
+// chatDelete deletes a conversation once confirmed (htmx confirms with the
+// browser's dialog; a plain form first gets a confirmation page).
+func (h *Handlers) chatDelete(c *fiber.Ctx) error {
+	ex, err := h.chatExchange(c)
+	if err != nil {
+		return err
+	}
+	self := "/chat/" + strconv.FormatInt(ex.ID, 10)
+	if c.FormValue("confirmed") != "1" {
+		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
+			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
+		}))
+	}
+	current, err := h.chatCurrentID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
+		return err
+	}
+	if current == ex.ID {
+		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
+	}
+	if isFragment(c) && current != ex.ID && !chatTabShows(c, self) {
+		c.Vary("HX-Request")
+		return c.Status(fiber.StatusOK).Send(nil) // hx-swap="delete" removes the item
+	}
+	return redirect(c, "/chat")
+}
+
+// chatClear deletes all the user's general conversations once confirmed;
+// page and job chats stay.
+func (h *Handlers) chatClear(c *fiber.Ctx) error {
+	if c.FormValue("confirmed") != "1" {
+		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
+			Message: "Every conversation in your chat history will be deleted. Page and job chats stay. This cannot be undone.",
+			Action:  "/chat/clear", Confirm: "Delete all", Cancel: "/chat",
+		}))
+	}
+	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopeGeneral, 0); err != nil {
+		return err
+	}
+	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
+	return redirect(c, "/chat")
+}
+
+// chatExchange is the general exchange the :id route parameter names.
+func (h *Handlers) chatExchange(c *fiber.Ctx) (*models.Exchange, error) {
+	id, err := chatIDParam(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	return h.chatGeneral(c, id)
+}
+
+// chatTabShows says whether the htmx request came from a tab showing path.
+func chatTabShows(c *fiber.Ctx, path string) bool {
+	u, err := url.Parse(c.Get("HX-Current-URL"))
+	return err == nil && u.Path == path
+}
+
+// chatBackPath matches the chat pages a form may send the browser back to.
+var chatBackPath = regexp.MustCompile(`^/chat(/[1-9][0-9]*)?$`)
+
+// chatBackTo is where a plain form goes after it is done: the chat page it was
+// posted from (the Referer, if it is one of this server's chat pages, keeping
+// only its history cursor), else fallback.
+func chatBackTo(c *fiber.Ctx, fallback string) string {
+	ref, err := url.Parse(c.Get(fiber.HeaderReferer))
+	if err != nil || !chatBackPath.MatchString(ref.Path) || (ref.Host != "" && ref.Host != c.Hostname()) {
+		return fallback
+	}
+	if before := ref.Query().Get("before"); before != "" {
+		return ref.Path + "?before=" + url.QueryEscape(before)
+	}
+	return ref.Path
+}

@@ -1,0 +1,166 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// A conversation without JavaScript: send, 303, both messages; a reload
+// and a later visit show the same conversation.
+func TestChatNoJSConversation(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+
+	doc := c.chatPage(t, "/chat")
+	if len(chatByTestID(doc, "chat-welcome")) != 1 || len(chatTranscript(doc)) != 0 {
+		t.Fatal("an empty chat does not show the welcome, or shows messages")
+	}
+	if got := chatComposerExchange(t, doc); got != "0" {
+		t.Fatalf("new chat composer exchange_id %q, want 0", got)
+	}
+
+	id := c.chatSend(t, "hello there", 0)
+	doc = c.chatPage(t, fmt.Sprintf("/chat/%d", id))
+	msgs := chatTranscript(doc)
+	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[0].Text != "hello there" ||
+		msgs[1].Role != "assistant" || !strings.HasPrefix(msgs[1].Text, "Hello!") {
+		t.Fatalf("transcript after the first send: %+v", msgs)
+	}
+	for _, m := range msgs {
+		if !strings.HasPrefix(m.ID, "msg-") {
+			t.Fatalf("message without a msg- id: %+v", m)
+		}
+	}
+	if len(chatByTestID(doc, "chat-welcome")) != 0 {
+		t.Fatal("welcome shown above a conversation")
+	}
+
+	// The reply goes to the same exchange; a reload shows all of it.
+	if again := c.chatSend(t, "what is 2+2?", id); again != id {
+		t.Fatalf("second send went to exchange %d, want %d", again, id)
+	}
+	doc = c.chatPage(t, "/chat")
+	msgs = chatTranscript(doc)
+	if len(msgs) != 4 || msgs[2].Text != "what is 2+2?" || !strings.Contains(msgs[3].Text, `You asked: "what is 2+2?"`) {
+		t.Fatalf("reload shows %+v", msgs)
+	}
+	if got := chatComposerExchange(t, doc); got != fmt.Sprint(id) {
+		t.Fatalf("reloaded composer posts to %q, want %d", got, id)
+	}
+
+	// Tomorrow: a new sign-in (no current exchange in the session yet)
+	// opens the latest conversation.
+	other := a.anon()
+	other.get("/login")
+	mustStatus(t, other.postForm("/login", url.Values{"username": {"ada"}, "password": {"correct horse"}}), http.StatusSeeOther)
+	if got := chatTranscript(other.chatPage(t, "/chat")); len(got) != 4 {
+		t.Fatalf("a new session's /chat shows %d messages, want the latest conversation's 4", len(got))
+	}
+}
+
+// New chat empties the screen; opening an older conversation switches to
+// it and makes it the current one.
+func TestChatNewAndSwitch(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	first := c.chatSend(t, "first topic", 0)
+
+	res := c.postForm("/chat/new", nil)
+	mustStatus(t, res, http.StatusSeeOther)
+	if loc := res.Header.Get("Location"); loc != "/chat" {
+		t.Fatalf("new chat redirects to %q", loc)
+	}
+	doc := c.chatPage(t, "/chat")
+	if len(chatTranscript(doc)) != 0 || len(chatByTestID(doc, "chat-welcome")) != 1 {
+		t.Fatal("new chat is not empty")
+	}
+	if got := chatComposerExchange(t, doc); got != "0" {
+		t.Fatalf("new chat posts to exchange %q", got)
+	}
+	if len(chatFind(doc, func(n *chatNode) bool { _, ok := chatAttr(n, "data-current"); return ok })) != 0 {
+		t.Fatal("a history item is highlighted on a new chat")
+	}
+
+	second := c.chatSend(t, "second topic", 0)
+	if second == first {
+		t.Fatal("new chat sent into the old exchange")
+	}
+	doc = c.chatPage(t, "/chat")
+	if got := chatHistoryIDs(doc); len(got) != 2 || got[0] != second || got[1] != first {
+		t.Fatalf("history %v, want [%d %d]", got, second, first)
+	}
+
+	// Switch back to the first one.
+	doc = c.chatPage(t, fmt.Sprintf("/chat/%d", first))
+	if msgs := chatTranscript(doc); len(msgs) != 2 || msgs[0].Text != "first topic" {
+		t.Fatalf("switched transcript %+v", msgs)
+	}
+	current := chatFind(doc, func(n *chatNode) bool { v, _ := chatAttr(n, "data-current"); return v == "true" })
+	if len(current) != 1 {
+		t.Fatalf("%d current items", len(current))
+	}
+	if v, _ := chatAttr(current[0], "data-exchange-id"); v != fmt.Sprint(first) {
+		t.Fatalf("highlighted %s, want %d", v, first)
+	}
+	// It is now the current one.
+	if msgs := chatTranscript(c.chatPage(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "first topic" {
+		t.Fatalf("/chat after switching shows %+v", msgs)
+	}
+}
+
+// The conversation in the session was deleted elsewhere (the API, another
+// tab): /chat starts a new one rather than failing.
+func TestChatCurrentDeletedElsewhere(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "soon gone", 0)
+	if err := a.store.DeleteExchange(context.Background(), c.user.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	doc := c.chatPage(t, "/chat")
+	if len(chatTranscript(doc)) != 0 || chatComposerExchange(t, doc) != "0" {
+		t.Fatal("a deleted current conversation is not replaced by a new chat")
+	}
+}
+
+// Error rows show as errors; the user's message is kept above them.
+func TestChatErrorRow(t *testing.T) {
+	a := newTestApp(t, withChatProvider(chatDownProvider{}))
+	c := a.register("ada")
+	id := c.chatSend(t, "are you there?", 0)
+	msgs := chatTranscript(c.chatPage(t, fmt.Sprintf("/chat/%d", id)))
+	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[1].Role != "error" ||
+		!strings.Contains(msgs[1].Text, "connection refused <b>by upstream</b>") {
+		t.Fatalf("transcript %+v", msgs)
+	}
+}
+
+// User text is escaped on the page, assistant Markdown is rendered.
+func TestChatPageEscapesAndRenders(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "<script>alert(1)</script> **bold**", 0)
+	res := c.get(fmt.Sprintf("/chat/%d", id))
+	mustStatus(t, res, http.StatusOK)
+	body := bodyOf(res)
+	if strings.Contains(body, "<script>alert(1)") {
+		t.Fatal("user text reached the page unescaped")
+	}
+	doc := chatDoc(t, res)
+	msgs := chatTranscript(doc)
+	if msgs[0].Text != "<script>alert(1)</script> **bold**" {
+		t.Fatalf("user text shown as %q", msgs[0].Text)
+	}
+	// The builtin agent quotes the question: in the reply, Markdown applies.
+	reply := chatByTestID(doc, "message")[1]
+	if len(chatFind(reply, func(n *chatNode) bool { return n.Data == "strong" })) != 1 {
+		t.Fatalf("assistant Markdown not rendered: %s", body)
+	}
+	if len(chatFind(doc, func(n *chatNode) bool { return n.Data == "script" && strings.Contains(chatText(n), "alert") })) != 0 {
+		t.Fatal("a script element made it into the page")
+	}
+}

@@ -1,0 +1,193 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// postgresEnv names the variable that holds a postgres:// URL for the
+// Postgres runs of the store tests. Unset, those runs are skipped.
+const postgresEnv = "PALAVER_TEST_POSTGRES"
+
+// newSQLite opens and migrates a fresh SQLite file in a temporary folder.
+func newSQLite(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "palaver.db"), opts)
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate sqlite: %v", err)
+	}
+	return s
+}
+
+// newPostgres opens the database named by PALAVER_TEST_POSTGRES, wipes its
+// public schema and migrates it; it skips the test when the variable is unset.
+// Tests that use it must not run in parallel: they share the database.
+func newPostgres(t testing.TB) *Store {
+	t.Helper()
+	dsn := os.Getenv(postgresEnv)
+	if dsn == "" {
+		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
+	}
+	s, err := Open(dsn, Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	lockPostgres(t, s)
+	if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
+		t.Fatalf("reset postgres schema: %v", err)
+	}
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate postgres: %v", err)
+	}
+	return s
+}
+
+// postgresTestLock is the advisory lock every test that wipes the Postgres
+// test database holds while it runs, so that test binaries of different
+// packages, which go test runs in parallel, take turns on the one database.
+const postgresTestLock = 7_265_100
+
+// lockPostgres holds the test lock on a connection of its own until the test
+// ends (cleanups run last-in first-out: before the store closes).
+func lockPostgres(t testing.TB, s *Store) {
+	t.Helper()
+	sqlDB, err := s.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
+		t.Fatalf("postgres test lock: %v", err)
+	}
+	t.Cleanup(func() {
+		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
+		conn.Close()
+	})
+}
+
+// eachDB runs fn on a fresh SQLite store and, when configured, on a fresh
+// PostgreSQL one.
+func eachDB(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, newSQLite(t, Options{})) })
+	t.Run("postgres", func(t *testing.T) { fn(t, newPostgres(t)) })
+}
+
+func mustUser(t testing.TB, s *Store, name string) *User {
+	t.Helper()
+	u, err := s.CreateUser(context.Background(), name, "hash-of-"+name, false)
+	if err != nil {
+		t.Fatalf("create user %s: %v", name, err)
+	}
+	return u
+}
+
+func mustPage(t testing.TB, s *Store, userID int64, title string) *Page {
+	t.Helper()
+	at := now()
+	p := &Page{UserID: userID, Title: title, Content: "# " + title, CreatedAt: at, UpdatedAt: at}
+	if err := s.db.Create(p).Error; err != nil {
+		t.Fatalf("create page: %v", err)
+	}
+	return p
+}
+
+// mustStart starts a turn and fails the test if it does not start.
+func mustStart(t testing.TB, s *Store, ts TurnStart) (*Exchange, *Message) {
+	t.Helper()
+	if ts.Scope == "" {
+		ts.Scope = ScopeGeneral
+	}
+	if ts.AgentType == "" {
+		ts.AgentType = "router"
+	}
+	if ts.Owner == "" {
+		ts.Owner = "owner-1"
+	}
+	ex, msg, err := s.StartTurn(context.Background(), ts)
+	if err != nil {
+		t.Fatalf("start turn %+v: %v", ts, err)
+	}
+	return ex, msg
+}
+
+// mustTurn runs a whole successful turn: the query, then an assistant reply.
+func mustTurn(t testing.TB, s *Store, ts TurnStart, reply string) (*Exchange, *Message, *Message) {
+	t.Helper()
+	ex, q := mustStart(t, s, ts)
+	a := assistant(reply)
+	if err := s.FinishTurn(context.Background(), ex.ID, *ex.TurnOwner, a); err != nil {
+		t.Fatalf("finish turn: %v", err)
+	}
+	return ex, q, a
+}
+
+func assistant(content string) *Message {
+	agent := "router"
+	return &Message{Role: RoleAssistant, Content: content, AgentType: &agent,
+		AgentResponse: &AgentResponse{Content: content, AgentType: agent, Confidence: "low",
+			Suggestions: []Suggestion{}, Metadata: map[string]any{"provider": "test"}}}
+}
+
+// count counts the rows of table matching where.
+func count(t testing.TB, s *Store, table, where string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", table, where)
+	if err := s.db.Raw(q, args...).Scan(&n).Error; err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// reload reads an exchange back without the user scope.
+func reload(t testing.TB, s *Store, id int64) Exchange {
+	t.Helper()
+	var e Exchange
+	if err := s.db.Take(&e, id).Error; err != nil {
+		t.Fatalf("reload exchange %d: %v", id, err)
+	}
+	return e
+}
+
+func setUpdatedAt(t testing.TB, s *Store, exchangeID int64, at time.Time) {
+	t.Helper()
+	if err := s.db.Exec("UPDATE exchanges SET updated_at = ? WHERE id = ?", at.UTC(), exchangeID).Error; err != nil {
+		t.Fatalf("set updated_at: %v", err)
+	}
+}
+
+func wantErr(t testing.TB, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+func seqs(msgs []Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		if m.Seq == nil {
+			out[i] = m.Role + "@-"
+		} else {
+			out[i] = fmt.Sprintf("%s@%d", m.Role, *m.Seq)
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

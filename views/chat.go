@@ -1,0 +1,142 @@
+package views
+
+import "github.com/a-h/templ"
+
+// ChatPage is the /chat screen: the history sidebar, the open conversation
+// and the composer under it.
+type ChatPage struct {
+	Base
+	Conversation Conversation
+	History      HistoryList
+	Composer     Composer
+}
+
+// Conversation is the open exchange as the transcript shows it.
+type Conversation struct {
+	ID       int64  // 0: a new chat, not stored yet
+	Title    string // "" for a new chat
+	Messages []ChatMessage
+}
+
+// Message roles the transcript shows.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleError     = "error"
+)
+
+// ChatMessage is one entry of the transcript.
+type ChatMessage struct {
+	ID       int64
+	Role     string        // RoleUser, RoleAssistant or RoleError
+	Text     string        // user and error text, shown as typed (escaped)
+	HTML     string        // assistant replies: rendered and sanitised Markdown
+	Time     string        // "15:04", beside the message
+	TimeFull string        // for the tooltip and datetime attribute (RFC 3339)
+	Feedback *FeedbackView // assistant replies only
+}
+
+// FeedbackView is the rating control under an assistant reply.
+type FeedbackView struct {
+	MessageID int64
+	Value     string // "up", "down" or "" (not rated)
+	Comment   string
+	CSRF      string
+}
+
+// Feedback values as the forms post them.
+const (
+	FeedbackUp   = "up"
+	FeedbackDown = "down"
+	FeedbackNone = "none"
+)
+
+// Composer is the message form under the transcript.
+type Composer struct {
+	ExchangeID int64  // where the next message goes; 0 starts a new exchange
+	Query      string // the text kept when a send was refused
+	Error      string // why it was refused
+	MaxLength  int
+	CSRF       string
+}
+
+// HistoryList is one page of the history sidebar.
+type HistoryList struct {
+	Items []HistoryItem
+	// Next is the cursor of the page after this one, "" at the end.
+	Next string
+	// Partial says the list starts part-way (a ?before= page without
+	// JavaScript), so it links back to the newest conversations.
+	Partial bool
+}
+
+// HistoryItem is one exchange in the history sidebar.
+type HistoryItem struct {
+	ID        int64
+	Title     string // "Untitled" when it has none
+	AgentType string
+	When      string // "5 min ago"
+	WhenFull  string // RFC 3339, for datetime and the tooltip
+	Turns     int64
+	Current   bool   // the conversation on screen
+	Group     string // the group header shown above it; "" when the group continues
+	CSRF      string
+}
+
+// ChatSent is the htmx answer to a sent message: both new transcript entries,
+// plus the out-of-band updates of the sidebar, the title and the composer.
+type ChatSent struct {
+	Messages   []ChatMessage
+	Item       HistoryItem // the exchange, now first in the history
+	New        bool        // the message started the exchange
+	ExchangeID int64
+	Title      string
+}
+
+// ChatConfirm is the page that asks before deleting, for browsers without
+// JavaScript (htmx asks with the browser's dialog instead).
+type ChatConfirm struct {
+	Base
+	Heading string
+	Message string
+	Action  string // where the confirmed form posts
+	Confirm string // the button's label
+	Cancel  string // where "Cancel" leads
+}
+
+func messageID(id int64) string  { return "msg-" + itoa64(id) }
+func feedbackID(id int64) string { return "feedback-" + itoa64(id) }
+func historyID(id int64) string  { return "history-" + itoa64(id) }
+
+func chatURL(id int64) templ.SafeURL { return templ.SafeURL("/chat/" + itoa64(id)) }
+
+func exchangeAction(id int64, verb string) templ.SafeURL {
+	return templ.SafeURL("/chat/" + itoa64(id) + "/" + verb)
+}
+
+func feedbackAction(messageID int64) templ.SafeURL {
+	return templ.SafeURL("/chat/message/" + itoa64(messageID) + "/feedback")
+}
+
+// nextFeedback is what pressing a thumb posts: its own value, or "none" to
+// clear it when it is the one already chosen.
+func nextFeedback(current, button string) string {
+	if current == button {
+		return FeedbackNone
+	}
+	return button
+}
+
+func pressed(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func feedbackLabel(value string) string {
+	if value == FeedbackUp {
+		return "Good reply"
+	}
+	return "Bad reply"
+}

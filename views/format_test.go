@@ -1,0 +1,46 @@
+package views
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRelativeTimeAndGroup(t *testing.T) {
+	loc := time.FixedZone("X", 2*3600)
+	now := time.Date(2026, 3, 10, 15, 0, 0, 0, loc)
+	for _, tc := range []struct {
+		at          time.Time
+		when, group string
+	}{
+		{now.Add(-20 * time.Second), "just now", GroupToday},
+		{now.Add(-5 * time.Minute), "5 min ago", GroupToday},
+		{now.Add(-3*time.Hour - 10*time.Minute), "3 h ago", GroupToday},
+		{time.Date(2026, 3, 10, 0, 1, 0, 0, loc), "14 h ago", GroupToday},
+		{time.Date(2026, 3, 9, 23, 59, 0, 0, loc), "yesterday", GroupYesterday},
+		{time.Date(2026, 3, 9, 0, 0, 0, 0, loc), "yesterday", GroupYesterday},
+		{time.Date(2026, 3, 8, 23, 0, 0, 0, loc), "Mar 8", GroupWeek},
+		{time.Date(2026, 3, 3, 9, 0, 0, 0, loc), "Mar 3", GroupWeek},
+		{time.Date(2026, 3, 2, 9, 0, 0, 0, loc), "Mar 2", GroupOlder},
+		{time.Date(2025, 12, 24, 9, 0, 0, 0, loc), "Dec 24, 2025", GroupOlder},
+		// Stored times are UTC; the day boundaries are now's time zone's:
+		// 23:30 UTC on the 9th is 01:30 on the 10th here.
+		{time.Date(2026, 3, 9, 23, 30, 0, 0, time.UTC), "13 h ago", GroupToday},
+		{now.Add(time.Minute), "just now", GroupToday}, // clock skew
+	} {
+		if got := RelativeTime(tc.at, now); got != tc.when {
+			t.Errorf("RelativeTime(%v) = %q, want %q", tc.at, got, tc.when)
+		}
+		if got := HistoryGroup(tc.at, now); got != tc.group {
+			t.Errorf("HistoryGroup(%v) = %q, want %q", tc.at, got, tc.group)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	if got := Plural(1, "turn", "turns"); got != "1 turn" {
+		t.Fatal(got)
+	}
+	if got := Plural(0, "turn", "turns"); got != "0 turns" {
+		t.Fatal(got)
+	}
+}
