@@ -108,6 +108,7 @@ type Message struct {
 	AgentType       *string
 	AgentResponse   *AgentResponse `gorm:"type:text;serializer:json"`
 	Tool            *ToolFields    `gorm:"type:text;serializer:json"`
+	EditMode        *string        // the proposal's kind, for page_assistant proposals
 	Feedback        *int64         // FeedbackDown, FeedbackUp or nil
 	FeedbackComment *string
 	CreatedAt       time.Time `gorm:"not null"`
@@ -138,4 +139,11 @@ type ToolFields struct {
 	Name      string         `json:"name"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Result    any            `json:"result,omitempty"`
+}
+
+// ProposalRejection records that a person dismissed a proposal.
+type ProposalRejection struct {
+	MessageID int64     `gorm:"primaryKey;autoIncrement:false"`
+	UserID    int64     `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
 }

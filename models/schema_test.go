@@ -13,7 +13,7 @@ import (
 )
 
 // allModels are the GORM models whose tables the migrations create.
-var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}}
+var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and
