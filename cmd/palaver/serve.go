@@ -23,11 +23,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	secure := f.bool("secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	sync := f.string("sqlite-synchronous", "full", "SQLite synchronous mode: full (survives power loss) or normal (faster)")
 	delay := f.duration("builtin-delay", 0, "pause per word of the builtin agent's streamed replies")
+	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
+	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
+	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, pos[0])
+	}
+	if *llmURL != "" && *llmModel == "" {
+		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -57,7 +63,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	svc := agents.New(store, &agents.Builtin{Delay: *delay}, agents.Options{Logger: log})
+	var provider agents.Provider = &agents.Builtin{Delay: *delay}
+	if *llmURL != "" {
+		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
+		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
+	}
+	svc := agents.New(store, provider, agents.Options{Logger: log})
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
 	} else if n > 0 {
