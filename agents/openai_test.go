@@ -227,4 +227,3 @@ func TestOpenAIErrorChunk(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
-
