@@ -1,0 +1,122 @@
+package agents
+
+import (
+	"sync"
+
+	"palaver/models"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Kinds of events.
+const (
+	// EventEntry: an entry was committed to an exchange's log (a user
+	// message, a reply, a tool call or result, an error row).
+	EventEntry EventKind = iota + 1
+	// EventDelta: a piece of a reply being written; never stored.
+	EventDelta
+	// EventTurn: an exchange's turn started, finished, failed or was renamed
+	// or deleted; Exchange is its header after the change (nil if deleted).
+	EventTurn
+	// EventPage: a page's content changed (a save, an accepted proposal).
+	EventPage
+)
+
+// Event is something that happened to a user's data that their open tabs
+// should show. Events are pointers to committed facts, plus the ephemeral
+// deltas: a subscriber that misses some catches up from the database.
+type Event struct {
+	Kind       EventKind
+	UserID     int64
+	ExchangeID int64
+	PageID     int64
+	Exchange   *models.Exchange // the header, for EventEntry and EventTurn
+	Entry      *models.Message  // for EventEntry
+	Delta      string           // for EventDelta
+}
+
+// subscriberBuffer is how many events a subscriber may fall behind before it
+// is marked lagging and must catch up from the database.
+const subscriberBuffer = 512
+
+// Hub fans events out to the subscribers of each user (one per open tab or
+// stream). Publishing never blocks: a subscriber that cannot keep up loses
+// events and is told so, and re-reads what it missed from the database.
+type Hub struct {
+	mu   sync.RWMutex
+	subs map[int64]map[*Subscription]struct{}
+}
+
+// NewHub makes an empty hub.
+func NewHub() *Hub { return &Hub{subs: map[int64]map[*Subscription]struct{}{}} }
+
+// Subscription receives one user's events on C until Close.
+type Subscription struct {
+	C      chan Event
+	hub    *Hub
+	userID int64
+	mu     sync.Mutex
+	lagged bool
+}
+
+// Subscribe starts receiving the user's events.
+func (h *Hub) Subscribe(userID int64) *Subscription {
+	s := &Subscription{C: make(chan Event, subscriberBuffer), hub: h, userID: userID}
+	h.mu.Lock()
+	if h.subs[userID] == nil {
+		h.subs[userID] = map[*Subscription]struct{}{}
+	}
+	h.subs[userID][s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+// Close stops the subscription. It is safe to call more than once.
+func (s *Subscription) Close() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if set, ok := h.subs[s.userID]; ok {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.subs, s.userID)
+		}
+	}
+}
+
+// Lagged reports (and clears) whether events were dropped since the last
+// call: the subscriber must then re-read its exchange from the database.
+func (s *Subscription) Lagged() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lagged
+	s.lagged = false
+	return l
+}
+
+// Publish sends e to every subscriber of its user without blocking.
+func (h *Hub) Publish(e Event) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.subs[e.UserID] {
+		select {
+		case s.C <- e:
+		default:
+			s.mu.Lock()
+			s.lagged = true
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Subscribers counts the open subscriptions (for tests and the benchmark).
+func (h *Hub) Subscribers() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	for _, set := range h.subs {
+		n += len(set)
+	}
+	return n
+}
