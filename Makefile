@@ -68,6 +68,7 @@ test: $(ASSETS) ## Build what the tests need and run every test
 	  fi; \
 	fi; \
 	$(GO) test $(GOFLAGS_) -count=1 ./...
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime 10s ./agents/sections
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains
 	$(GO) tool templ generate

@@ -16,8 +16,9 @@ import (
 
 // Agent types. AgentAuto lets the router decide.
 const (
-	AgentAuto   = "auto"
-	AgentRouter = "router"
+	AgentAuto          = "auto"
+	AgentRouter        = "router"
+	AgentPageAssistant = "page_assistant" // a page's chat: answers about it and proposes edits
 )
 
 // Request is what an agent is asked.
@@ -26,6 +27,7 @@ type Request struct {
 	Query     string           // the user's message
 	Context   string           // extra context the client sent along
 	History   []models.Message // earlier entries of the log, oldest first, no error rows
+	Page      *PageContext     // the page a page chat is about, as the agent is shown it
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the
@@ -41,11 +43,14 @@ type InputError struct{ Msg string }
 func (e *InputError) Error() string { return e.Msg }
 
 // AgentTypes lists the agent types a request may name.
-func AgentTypes() []string { return []string{AgentAuto, AgentRouter} }
+func AgentTypes() []string { return []string{AgentAuto, AgentRouter, AgentPageAssistant} }
 
-// resolve turns a requested agent type into the one that runs.
-func resolve(agentType string) (string, error) {
+// resolve turns a requested agent type into the one that runs: auto is the
+// page assistant in a page's chat, the router elsewhere.
+func resolve(agentType string, page bool) (string, error) {
 	switch {
+	case (agentType == "" || agentType == AgentAuto) && page:
+		return AgentPageAssistant, nil
 	case agentType == "" || agentType == AgentAuto:
 		return AgentRouter, nil
 	case slices.Contains(AgentTypes(), agentType):
@@ -58,7 +63,7 @@ func resolve(agentType string) (string, error) {
 
 // RouteAndExecute picks the agent for req and runs it on the provider.
 func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {
-	agentType, err := resolve(req.AgentType)
+	agentType, err := resolve(req.AgentType, req.Page != nil)
 	if err != nil {
 		return nil, err
 	}

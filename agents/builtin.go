@@ -29,22 +29,34 @@ var greetingWord = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])(?:hello|hi|hey)(
 
 // Execute answers req as its agent type does.
 func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {
-	var content, confidence string
+	var content, confidence, reasoning string
+	meta := map[string]any{}
 	switch req.AgentType {
 	case AgentRouter:
 		content, confidence = routerReply(req)
+	case AgentPageAssistant:
+		r, err := pageAssistantReply(req)
+		if err != nil {
+			return nil, err
+		}
+		content, confidence = r.content, r.confidence
+		if r.proposal != nil {
+			meta, reasoning = r.proposal.Metadata(), r.proposal.Reasoning
+		}
 	default:
 		return nil, fmt.Errorf("builtin provider has no %q agent", req.AgentType)
 	}
 	if err := b.stream(ctx, content, onDelta); err != nil {
 		return nil, err
 	}
+	meta["provider"], meta["model"] = b.Name(), "builtin"
 	return &models.AgentResponse{
 		Content:     content,
 		AgentType:   req.AgentType,
 		Confidence:  confidence,
 		Suggestions: []models.Suggestion{},
-		Metadata:    map[string]any{"provider": b.Name(), "model": "builtin"},
+		Metadata:    meta,
+		Reasoning:   reasoning,
 	}, nil
 }
 

@@ -21,6 +21,7 @@ const MaxQueryLength = 100_000
 // Store is what the service needs of models.Store.
 type Store interface {
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
+	Page(ctx context.Context, userID, id int64) (*models.Page, error)
 	JobExchange(ctx context.Context, userID, jobID int64) (*models.Exchange, error)
 	FirstAnswer(ctx context.Context, userID, exchangeID int64) (*models.Message, error)
 	StartTurn(ctx context.Context, t models.TurnStart) (*models.Exchange, *models.Message, error)
@@ -79,6 +80,7 @@ type SendRequest struct {
 	UserID     int64
 	ExchangeID int64  // 0 starts a new exchange
 	JobID      *int64 // a job's exchange: created on first use, then cached
+	PageID     *int64 // a page's chat: the page assistant sees the page's current content
 	AgentType  string // AgentAuto or a concrete type
 	Query      string
 	Context    string
@@ -114,7 +116,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 	if err := ValidateQuery(req.Query); err != nil {
 		return nil, err
 	}
-	agentType, err := resolve(req.AgentType)
+	agentType, err := resolve(req.AgentType, req.PageID != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +124,14 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 		UserID: req.UserID, ExchangeID: req.ExchangeID, Scope: models.ScopeGeneral,
 		AgentType: agentType, Query: req.Query, Owner: s.owner,
 	}
-	if req.JobID != nil {
+	var page *models.Page
+	if req.PageID != nil {
+		if page, err = s.pageStart(ctx, req, agentType, &start); err != nil {
+			return nil, err
+		}
+	} else if agentType == AgentPageAssistant {
+		return nil, &InputError{Msg: "page_assistant answers in a page's chat: send the page_id"}
+	} else if req.JobID != nil {
 		ex, err := s.store.JobExchange(ctx, req.UserID, *req.JobID)
 		switch {
 		case errors.Is(err, models.ErrNotFound):
@@ -162,7 +171,34 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 	if err != nil {
 		return nil, err
 	}
-	return s.run(ctx, req, ex, userMsg)
+	return s.run(ctx, req, page, ex, userMsg)
+}
+
+// pageStart checks a message for a page's chat and points start at it: the
+// page must be the user's (else not found), the agent the page assistant,
+// and a named exchange one of that page's chats.
+func (s *Service) pageStart(ctx context.Context, req SendRequest, agentType string, start *models.TurnStart) (*models.Page, error) {
+	if req.JobID != nil {
+		return nil, &InputError{Msg: "send a page_id or a job_id, not both"}
+	}
+	page, err := s.store.Page(ctx, req.UserID, *req.PageID)
+	if err != nil {
+		return nil, err
+	}
+	if agentType != AgentPageAssistant {
+		return nil, &InputError{Msg: fmt.Sprintf("A page's chat talks to agent_type %s (or auto), not %s", AgentPageAssistant, agentType)}
+	}
+	if req.ExchangeID != 0 {
+		ex, err := s.store.Exchange(ctx, req.UserID, req.ExchangeID)
+		if err != nil {
+			return nil, err
+		}
+		if ex.Scope != models.ScopePage || ex.PageID == nil || *ex.PageID != page.ID {
+			return nil, &InputError{Msg: "exchange_id belongs to another conversation than page_id"}
+		}
+	}
+	start.Scope, start.PageID = models.ScopePage, &page.ID
+	return page, nil
 }
 
 func scopeKey(scope string) string {
@@ -172,8 +208,9 @@ func scopeKey(scope string) string {
 	return "page_id"
 }
 
-// run executes the agent for a started turn and commits its outcome.
-func (s *Service) run(ctx context.Context, req SendRequest, ex *models.Exchange, userMsg *models.Message) (*TurnResult, error) {
+// run executes the agent for a started turn (about page, in a page's chat)
+// and commits its outcome.
+func (s *Service) run(ctx context.Context, req SendRequest, page *models.Page, ex *models.Exchange, userMsg *models.Message) (*TurnResult, error) {
 	res := &TurnResult{Exchange: ex, Query: userMsg}
 	// The turn outlives a client that goes away: its outcome is committed
 	// even if the request's context ends.
@@ -188,19 +225,42 @@ func (s *Service) run(ctx context.Context, req SendRequest, ex *models.Exchange,
 	if n := len(history); n > 0 && history[n-1].ID == userMsg.ID {
 		history = history[:n-1] // the query travels on its own
 	}
-	resp, err := s.RouteAndExecute(ctx, Request{
-		AgentType: ex.AgentType, Query: req.Query, Context: req.Context, History: history,
-	}, nil)
+	agentReq := Request{AgentType: ex.AgentType, Query: req.Query, Context: req.Context, History: history}
+	if page != nil {
+		agentReq.Page = &PageContext{ID: page.ID, Title: page.Title, Content: page.Content}
+	}
+	resp, err := s.RouteAndExecute(ctx, agentReq, nil)
 	if err != nil {
 		return s.fail(ctx, res, err)
 	}
 	agentType := resp.AgentType
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
+	reply.EditMode = s.proposalMode(resp, page, ex.ID)
 	if err := s.store.FinishTurn(ctx, ex.ID, s.owner, reply); err != nil {
 		return nil, err
 	}
 	res.Reply = reply
 	return res, nil
+}
+
+// proposalMode marks a page chat's reply that proposes an edit: it returns
+// the proposal's edit mode, after stamping it with the hash of the content the
+// agent was shown (the service knows it; a model may not). A reply outside a
+// page's chat, or with a malformed proposal, proposes nothing: its edit_mode
+// is removed, so no client takes it for one.
+func (s *Service) proposalMode(resp *models.AgentResponse, page *models.Page, exchangeID int64) *string {
+	if resp.Metadata == nil || resp.Metadata["edit_mode"] == nil {
+		return nil
+	}
+	if page != nil {
+		resp.Metadata["original_content_hash"] = DJB2(page.Content)
+		if p, ok := ProposalOf(resp); ok {
+			return &p.Mode
+		}
+	}
+	s.opts.Logger.Warn("reply with an unusable proposal", "exchange", exchangeID, "edit_mode", resp.Metadata["edit_mode"])
+	delete(resp.Metadata, "edit_mode")
+	return nil
 }
 
 // fail records an agent failure as an error row: the failure is the turn's

@@ -81,11 +81,13 @@ func (p apiChatPayload) sendRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		req.ExchangeID = *p.ExchangeID
 	}
 	if p.PageID != nil {
-		// Pages have no store methods yet, so no page can exist for the user
-		// through the API: a page_id answers 404 exactly as a missing (or
-		// another user's) page will. Replace with a scoped page lookup and the
-		// page_assistant route when pages land.
-		return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)
+		if *p.PageID <= 0 { // names no page
+			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)
+		}
+		// The service looks the page up scoped to the user (another user's
+		// or a deleted page: 404), runs the page assistant (auto picks it)
+		// on the page's content, and refuses an exchange of another page.
+		req.PageID = p.PageID
 	}
 	return req, nil
 }

@@ -84,6 +84,11 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 		f.Username, f.Error = username, "Wrong username or password."
 		return render(c, fiber.StatusUnauthorized, views.Auth(f))
 	}
+	if u.Disabled { // said only to whoever knows the password
+		f := h.authForm(c, false)
+		f.Username, f.Error = username, "This account is disabled. Ask an administrator to enable it."
+		return render(c, fiber.StatusForbidden, views.Auth(f))
+	}
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
@@ -150,6 +155,9 @@ func (h *Handlers) apiAuth(c *fiber.Ctx) error {
 		}
 		if err != nil {
 			return err
+		}
+		if u.Disabled {
+			return fiber.NewError(fiber.StatusUnauthorized, "This account is disabled")
 		}
 		c.Locals(localUser, u)
 		return c.Next()

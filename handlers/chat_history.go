@@ -71,15 +71,16 @@ func (h *Handlers) chatHistoryList(c *fiber.Ctx, current int64, cursor *models.C
 // chatHistoryItem maps an exchange to its sidebar item, with its group header.
 func chatHistoryItem(ex *models.Exchange, current int64, now time.Time, csrf string) views.HistoryItem {
 	return views.HistoryItem{
-		ID:        ex.ID,
-		Title:     chatTitle(ex),
-		AgentType: ex.AgentType,
-		When:      views.RelativeTime(ex.UpdatedAt, now),
-		WhenFull:  ex.UpdatedAt.In(now.Location()).Format(time.RFC3339),
-		Turns:     ex.TurnCount,
-		Current:   ex.ID == current,
-		Group:     views.HistoryGroup(ex.UpdatedAt, now),
-		CSRF:      csrf,
+		ID:         ex.ID,
+		Title:      chatTitle(ex),
+		AgentType:  ex.AgentType,
+		When:       views.RelativeTime(ex.UpdatedAt, now),
+		WhenFull:   ex.UpdatedAt.In(now.Location()).Format(time.RFC3339),
+		Turns:      ex.TurnCount,
+		Current:    ex.ID == current,
+		Group:      views.HistoryGroup(ex.UpdatedAt, now),
+		CSRF:       csrf,
+		TurnStatus: ex.TurnStatus,
 	}
 }
 

@@ -103,7 +103,12 @@ func (h *Handlers) chatConversation(c *fiber.Ctx, id int64) (views.Conversation,
 	if err != nil {
 		return views.Conversation{}, err
 	}
-	return views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs)}, nil
+	seen, err := h.store.ExchangeAdminViews(ctx, userID, id)
+	if err != nil {
+		return views.Conversation{}, err
+	}
+	return views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs),
+		AdminViewed: adminViewed(seen)}, nil
 }
 
 // chatGeneral loads one of the user's general exchanges: page and job

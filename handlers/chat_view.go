@@ -26,7 +26,7 @@ func (h *Handlers) chatMessages(c *fiber.Ctx, msgs []models.Message) []views.Cha
 // chatMessage maps one log entry, and says whether the transcript shows it.
 func (h *Handlers) chatMessage(m *models.Message, csrf string) (views.ChatMessage, bool) {
 	at := m.CreatedAt.Local()
-	v := views.ChatMessage{ID: m.ID, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	v := views.ChatMessage{ID: m.ID, Seq: m.Seq, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
 	switch m.Role {
 	case models.RoleUser, models.RoleError:
 		v.Text = m.Content

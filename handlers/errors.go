@@ -32,7 +32,8 @@ func classify(err error) (int, string) {
 	case errors.Is(err, models.ErrNotFound):
 		return fiber.StatusNotFound, "Not found"
 	case errors.Is(err, models.ErrTurnRunning), errors.Is(err, models.ErrSeqTaken),
-		errors.Is(err, models.ErrNoAssistantMessage):
+		errors.Is(err, models.ErrNoAssistantMessage), errors.Is(err, models.ErrStale),
+		errors.Is(err, models.ErrAlreadyApplied):
 		return fiber.StatusConflict, unwrapMessage(err)
 	case errors.Is(err, models.ErrBadCursor):
 		return fiber.StatusBadRequest, "Invalid cursor"
@@ -43,7 +44,8 @@ func classify(err error) (int, string) {
 
 // unwrapMessage is the sentinel's own text, without the operation prefixes.
 func unwrapMessage(err error) string {
-	for _, s := range []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage} {
+	for _, s := range []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
+		models.ErrStale, models.ErrAlreadyApplied} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

@@ -37,6 +37,19 @@ type Store interface {
 	Message(ctx context.Context, userID, messageID int64) (*models.Message, error)
 	SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*models.Message, error)
 	SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*models.Message, error)
+
+	AdminStore // the admin area's reads and writes (handlers/admin_auth.go)
+
+	CreatePage(ctx context.Context, userID int64, title, content string) (*models.Page, error)
+	Page(ctx context.Context, userID, id int64) (*models.Page, error)
+	ListPages(ctx context.Context, userID int64) ([]models.PageSummary, error)
+	UpdatePage(ctx context.Context, userID, id int64, title *string, content string) (*models.Page, error)
+	RestoreRevision(ctx context.Context, userID, pageID, revisionID int64) (*models.Page, error)
+	Revisions(ctx context.Context, userID, pageID int64) ([]models.RevisionSummary, error)
+	DeletePage(ctx context.Context, userID, id int64) (int64, int64, error)
+	AcceptProposal(ctx context.Context, userID, pageID, messageID int64, apply models.ApplyFunc) (*models.Page, error)
+	RejectProposal(ctx context.Context, userID, pageID, messageID int64) error
+	ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (map[int64]bool, map[int64]bool, error)
 }
 
 // Config holds the settings the handlers read.
@@ -49,6 +62,7 @@ type Deps struct {
 	Store    Store
 	Sessions *scs.SessionManager
 	Agents   *agents.Service
+	Hub      *agents.Hub // live events for the user's open tabs and streams
 	Assets   *static.Assets
 	Logger   *slog.Logger
 	Config   Config
@@ -59,6 +73,7 @@ type Handlers struct {
 	store    Store
 	sessions *scs.SessionManager
 	agents   *agents.Service
+	hub      *agents.Hub
 	assets   *static.Assets
 	markdown *views.Markdown
 	log      *slog.Logger
@@ -78,8 +93,11 @@ func New(d Deps) *fiber.App {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.Hub == nil {
+		d.Hub = agents.NewHub() // nothing publishes: live views only catch up
+	}
 	h := &Handlers{
-		store: d.Store, sessions: d.Sessions, agents: d.Agents, assets: d.Assets,
+		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, assets: d.Assets,
 		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
 	}
 	app := fiber.New(fiber.Config{

@@ -18,10 +18,19 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/chat/history", h.apiHistory)
 	api.Delete("/chat/history", h.apiClearHistory)
 	api.Get("/chat/exchange/:id/messages", h.apiMessages)
+	api.Get("/chat/exchange/:id/stream", h.apiStream)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
 	api.Delete("/chat/exchange/:id", h.apiDeleteExchange)
 	api.Put("/chat/exchanges/batch/delete", h.apiBatchDelete)
 	api.Put("/chat/message/:id/feedback", h.apiMessageFeedback)
+	api.Get("/chat/page/:page_id/history", h.apiPageHistory)
+	api.Delete("/chat/page/:page_id/history", h.apiPageClearHistory)
+	api.Post("/pages", h.apiPageCreate)
+	api.Get("/pages/:id", h.apiPage)
+	api.Put("/pages/:id", h.apiPageUpdate)
+	api.Delete("/pages/:id", h.apiPageDelete)
+	api.Get("/pages/:id/revisions", h.apiPageRevisions)
+	api.Post("/pages/:id/proposals/:message_id/accept", h.apiProposalAccept)
 	api.Use(h.apiNotFound)
 
 	// HTML: every unsafe request carries the session's CSRF token.
@@ -46,4 +55,51 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Get("/:id", h.chatOpen)
 	chat.Post("/:id/rename", h.chatRename)
 	chat.Post("/:id/delete", h.chatDelete)
+
+	// Live updates: one websocket per tab, the user resolved from the session
+	// before the upgrade (handlers/live.go).
+	app.Get("/live", h.liveUpgrade, h.liveSocket())
+
+	// Pages: the list, the editor with its chat panel, and the proposal
+	// cards of the page assistant.
+	pages := app.Group("/pages", h.requireUser)
+	pages.Get("/", h.pagesList)
+	pages.Post("/", h.pageCreate)
+	pages.Get("/:id", h.pageOpen)
+	pages.Get("/:id/edit", h.pageEdit)
+	pages.Post("/:id/save", h.pageSave)
+	pages.Post("/:id/preview", h.pagePreview)
+	pages.Post("/:id/delete", h.pageDelete)
+	pages.Post("/:id/panel", h.pagePanelToggle)
+	pages.Post("/:id/revisions/:rev/restore", h.pageRestore)
+	pages.Post("/:id/chat", h.pageChatSend)
+	pages.Post("/:id/chat/new", h.pageChatNew)
+	pages.Post("/:id/chat/clear", h.pageChatClear)
+	pages.Get("/:id/chat/:ex", h.pageChatOpen)
+	pages.Post("/:id/chat/:ex/delete", h.pageChatDelete)
+	pages.Post("/:id/proposals/:msg/accept", h.proposalAccept)
+	pages.Post("/:id/proposals/:msg/reject", h.proposalReject)
+
+	// Admin: every user's conversations (opening one is audited), the
+	// dashboard, accounts and housekeeping. Anyone but an administrator gets
+	// the 404 of a page that does not exist; visitors go to the login page.
+	admin := app.Group("/admin", h.requireAdmin)
+	admin.Get("/", h.adminOverview)
+	admin.Get("/exchanges", h.adminExchanges)
+	admin.Get("/exchanges/:id", h.adminExchangeGate)
+	admin.Post("/exchanges/:id", h.adminExchangeOpen)
+	admin.Get("/audit", h.adminAudit)
+	admin.Get("/users", h.adminUsers)
+	admin.Post("/users/:id/promote", h.adminUserPromote)
+	admin.Post("/users/:id/demote", h.adminUserDemote)
+	admin.Post("/users/:id/disable", h.adminUserDisable)
+	admin.Post("/users/:id/enable", h.adminUserEnable)
+	admin.Post("/users/:id/password", h.adminUserPassword)
+	admin.Post("/users/:id/delete", h.adminUserDelete)
+	admin.Get("/housekeeping", h.adminHousekeeping)
+	admin.Post("/housekeeping/vacuum", h.adminVacuum)
+	admin.Post("/housekeeping/orphans", h.adminPurgeOrphans)
+	admin.Post("/housekeeping/retention", h.adminRetentionSave)
+	admin.Post("/housekeeping/retention/dry-run", h.adminRetentionDryRun)
+	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)
 }

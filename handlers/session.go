@@ -19,6 +19,7 @@ const (
 	sessUserID   = "user_id"
 	sessCSRF     = "csrf"
 	sessExchange = "exchange" // the current general exchange; 0 = a new chat
+	sessEpoch    = "epoch"    // the account's session epoch when it signed in
 )
 
 // Locals keys.
@@ -69,18 +70,24 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 }
 
 // loadUser puts the signed-in user, if any, in Locals. A session whose user
-// no longer exists is treated as signed out.
+// no longer exists, is disabled, or moved to another session epoch since the
+// session signed in (disabled or its password reset by an administrator) is
+// signed out: scs sessions are opaque, so they end here, on their next request.
 func (h *Handlers) loadUser(c *fiber.Ctx) error {
-	id := h.sessions.GetInt64(c.UserContext(), sessUserID)
+	ctx := c.UserContext()
+	id := h.sessions.GetInt64(ctx, sessUserID)
 	if id == 0 {
 		return c.Next()
 	}
-	u, err := h.store.UserByID(c.UserContext(), id)
+	u, err := h.store.UserByID(ctx, id)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		h.sessions.Remove(c.UserContext(), sessUserID)
+		h.sessions.Remove(ctx, sessUserID)
 	case err != nil:
 		return err
+	case u.Disabled || h.sessions.GetInt64(ctx, sessEpoch) != u.SessionEpoch:
+		h.sessions.Remove(ctx, sessUserID)
+		h.sessions.Remove(ctx, sessEpoch)
 	default:
 		c.Locals(localUser, u)
 	}
@@ -151,6 +158,7 @@ func (h *Handlers) signIn(c *fiber.Ctx, u *models.User) error {
 		return err
 	}
 	h.sessions.Put(ctx, sessUserID, u.ID)
+	h.sessions.Put(ctx, sessEpoch, u.SessionEpoch)
 	h.sessions.Remove(ctx, sessCSRF) // a new token for the new identity
 	return nil
 }

@@ -24,3 +24,9 @@ var ErrLeaseLost = errors.New("the turn's lease was lost")
 
 // ErrBadCursor means a pagination cursor could not be read.
 var ErrBadCursor = errors.New("invalid cursor")
+
+// ErrNothingToRetry means the exchange has no failed turn to run again.
+var ErrNothingToRetry = errors.New("the last reply in this conversation did not fail: there is nothing to retry")
+
+// ErrRetryLimit means a failed turn was tried as often as allowed.
+var ErrRetryLimit = errors.New("this message was tried too many times; send it again to start over")

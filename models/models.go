@@ -40,6 +40,8 @@ type User struct {
 	PasswordHash string    `gorm:"not null"`
 	IsAdmin      bool      `gorm:"not null"`
 	CreatedAt    time.Time `gorm:"not null"`
+	Disabled     bool      `gorm:"not null"` // cannot sign in; API keys refused
+	SessionEpoch int64     `gorm:"not null"` // sessions signed in under another epoch are over
 }
 
 // APIKey is a hashed key that authenticates JSON API calls as its user.
@@ -96,6 +98,9 @@ type Exchange struct {
 	TurnOwner       *string
 	TurnHeartbeatAt *time.Time
 	TurnAttempts    int64 `gorm:"not null"`
+	// StoredBytes is what the log stores (content, agent_response and tool
+	// JSON, in UTF-8 bytes), kept by database triggers: read-only here.
+	StoredBytes int64 `gorm:"->;not null"`
 }
 
 // Message is one entry of an exchange's log. Seq is nil for error rows.

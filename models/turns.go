@@ -247,3 +247,66 @@ func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) e
 	}
 	return nil
 }
+
+// AppendEntry commits one finished entry of a running turn (a tool call or a
+// tool result) as it is produced, while owner holds the lease.
+func (s *Store) AppendEntry(ctx context.Context, exchangeID int64, owner string, m *Message) (*Message, error) {
+	var out *Message
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&Exchange{}).
+			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+			UpdateColumn("turn_heartbeat_at", now())
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
+		var err error
+		out, err = appendEntry(tx, exchangeID, m)
+		return err
+	})
+	return out, wrap("append entry", err)
+}
+
+// RetryTurn takes the lease on the user's failed exchange to answer its last
+// user message again, and returns that message. The turn's attempts are
+// counted: past maxAttempts it gives ErrRetryLimit; on an exchange whose last
+// turn did not fail, ErrNothingToRetry (or ErrTurnRunning).
+func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*Exchange, *Message, error) {
+	var ex Exchange
+	var msg Message
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
+			return err
+		}
+		switch {
+		case ex.TurnStatus == TurnRunning:
+			return ErrTurnRunning
+		case ex.TurnStatus != TurnFailed:
+			return ErrNothingToRetry
+		case ex.TurnAttempts >= maxAttempts:
+			return ErrRetryLimit
+		}
+		if err := tx.Where("exchange_id = ? AND role = ?", exchangeID, RoleUser).Order("seq DESC").Take(&msg).Error; err != nil {
+			return err
+		}
+		at := now()
+		res := tx.Model(&Exchange{}).Where("id = ? AND turn_status = ?", exchangeID, TurnFailed).
+			UpdateColumns(map[string]any{
+				"turn_status": TurnRunning, "turn_owner": owner, "turn_heartbeat_at": at,
+				"turn_attempts": gorm.Expr("turn_attempts + 1"), "updated_at": at,
+			})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrTurnRunning // taken by a concurrent retry
+		}
+		return tx.Take(&ex, exchangeID).Error
+	})
+	if err != nil {
+		return nil, nil, wrap("retry turn", err)
+	}
+	return &ex, &msg, nil
+}

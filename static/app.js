@@ -209,3 +209,131 @@
     if (!e.target.closest("details.popover")) closePopovers(null, false);
   });
 })();
+
+// ---------------------------------------------------------------------------
+// Pages: the editor and the proposal cards of its chat panel. Everything
+// works without this; it adds All / None and the live "Apply (k)" count to
+// section patches, keeps track of unsaved edits (a note, a warning before
+// leaving, a question before a restore or an accepted proposal replaces
+// them) and saves on Ctrl+S / Cmd+S.
+(function () {
+  const CARD = "[data-testid=proposal]";
+  const SECTIONS_FORM = "form[data-proposal-sections]";
+
+  const editor = () => document.getElementById("page-content");
+  const titleField = () => document.getElementById("page-title");
+  const changed = (f) => !!f && f.value !== f.defaultValue;
+  const dirty = () => changed(editor()) || changed(titleField());
+
+  // Section patches: the Apply button counts the checked sections and is off
+  // when none is (a stale card stays off whatever is checked).
+  function refreshCard(form) {
+    const card = form.closest(CARD);
+    if (!card) return;
+    const k = form.querySelectorAll("input[name=sections]:checked").length;
+    const count = card.querySelector("[data-apply-count]");
+    if (count) count.textContent = String(k);
+    const apply = card.querySelector("[data-testid=proposal-accept]");
+    if (apply && card.dataset.stale !== "true") apply.disabled = k === 0;
+  }
+
+  function initCards(root) {
+    if (!(root instanceof Element || root instanceof Document)) return;
+    root.querySelectorAll(SECTIONS_FORM).forEach((form) => {
+      const toggles = form.closest(CARD).querySelector("[data-section-toggles]");
+      if (toggles) toggles.hidden = false;
+      refreshCard(form);
+    });
+  }
+
+  document.addEventListener("change", (e) => {
+    const form = e.target.closest && e.target.closest(SECTIONS_FORM);
+    if (form) refreshCard(form);
+  });
+
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest("[data-select-sections]");
+    if (!b) return;
+    const form = b.closest(CARD).querySelector(SECTIONS_FORM);
+    const all = b.dataset.selectSections === "all";
+    form.querySelectorAll("input[name=sections]:not(:disabled)").forEach((box) => { box.checked = all; });
+    refreshCard(form);
+  });
+
+  // Unsaved edits.
+  function refreshStatus() {
+    const status = document.getElementById("page-status");
+    if (!status) return;
+    if (dirty()) {
+      status.textContent = "Unsaved changes";
+      status.title = "The assistant reads the page as last saved.";
+      status.dataset.dirty = "true";
+    } else if (status.dataset.dirty) {
+      status.textContent = "";
+      status.title = "";
+      delete status.dataset.dirty;
+    }
+  }
+
+  document.addEventListener("input", (e) => {
+    if (e.target === editor() || e.target === titleField()) refreshStatus();
+  });
+
+  window.addEventListener("beforeunload", (e) => {
+    if (dirty()) {
+      e.preventDefault();
+      e.returnValue = "";
+    }
+  });
+
+  // A restore or an accepted proposal replaces the editor's text: ask first
+  // when it holds edits that are not saved.
+  document.addEventListener("htmx:confirm", (e) => {
+    const elt = e.detail.elt;
+    if (!(elt instanceof Element) || !elt.matches("form[data-replaces-content]") || !dirty()) return;
+    e.preventDefault();
+    if (window.confirm("The editor has unsaved changes, and this replaces them. Continue?")) {
+      e.detail.issueRequest(true);
+    }
+  });
+
+  // A successful save makes what was sent the saved state (text typed while
+  // it was on its way stays unsaved).
+  let sent = null;
+  document.addEventListener("htmx:beforeRequest", (e) => {
+    if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("form[data-page-form]")) {
+      sent = { content: editor() && editor().value, title: titleField() && titleField().value };
+    }
+  });
+  document.addEventListener("htmx:afterRequest", (e) => {
+    if (!(e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("form[data-page-form]"))) return;
+    if (e.detail.successful && sent) {
+      if (editor() && sent.content !== null) editor().defaultValue = sent.content;
+      if (titleField() && sent.title !== null) titleField().defaultValue = sent.title;
+    }
+    sent = null;
+    refreshStatus();
+  });
+
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "s") {
+      const form = document.querySelector("form[data-page-form]");
+      if (!form) return;
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    initCards(document);
+    // The chat's script focuses the composer; on a narrow screen the panel
+    // sits under the editor, and a page opens on its text, not the keyboard.
+    const input = document.querySelector("[data-testid=page-chat] [data-testid=chat-input]");
+    if (input && document.activeElement === input && window.matchMedia("(max-width: 1023px)").matches) {
+      input.blur();
+      window.scrollTo(0, 0);
+    }
+  });
+  document.addEventListener("htmx:load", (e) => initCards(e.detail.elt));
+  document.addEventListener("htmx:afterSettle", () => initCards(document));
+})();

@@ -16,6 +16,8 @@ type Conversation struct {
 	ID       int64  // 0: a new chat, not stored yet
 	Title    string // "" for a new chat
 	Messages []ChatMessage
+	// AdminViewed says administrators opened it (nil: never).
+	AdminViewed *AdminViewed
 }
 
 // Message roles the transcript shows.
@@ -28,6 +30,7 @@ const (
 // ChatMessage is one entry of the transcript.
 type ChatMessage struct {
 	ID       int64
+	Seq      *int64        // its place in the log; nil for error rows
 	Role     string        // RoleUser, RoleAssistant or RoleError
 	Text     string        // user and error text, shown as typed (escaped)
 	HTML     string        // assistant replies: rendered and sanitised Markdown
@@ -58,6 +61,7 @@ type Composer struct {
 	Error      string // why it was refused
 	MaxLength  int
 	CSRF       string
+	TurnStatus string // of the exchange's turn: TurnRunning shows the Stop button
 }
 
 // HistoryList is one page of the history sidebar.
@@ -81,6 +85,12 @@ type HistoryItem struct {
 	Current   bool   // the conversation on screen
 	Group     string // the group header shown above it; "" when the group continues
 	CSRF      string
+	// TurnStatus marks a reply being written (TurnRunning) or a failed one
+	// (TurnFailed); "" or TurnIdle shows nothing.
+	TurnStatus string
+	// SwapOOB renders the item to replace its copy on the page out of band
+	// (a live update of an item that keeps its place).
+	SwapOOB bool
 }
 
 // ChatSent is the htmx answer to a sent message: both new transcript entries,

@@ -75,6 +75,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn("failed turns left running by a stopped server", "count", n)
 	}
 	go recoverPeriodically(ctx, svc, log)
+	go retainPeriodically(ctx, store, models.RetentionEvery, log)
 
 	app := handlers.New(handlers.Deps{
 		Store:    store,

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"palaver/models"
+)
+
+// retainer applies the retention policy (models.Store does).
+type retainer interface {
+	RunRetention(ctx context.Context, r models.RetentionRequest) (*models.RetentionRun, error)
+}
+
+// retainPeriodically applies the retention policy at start and then every
+// interval, for as long as ctx lives. The policy itself (off by default, set
+// by an administrator) decides whether a run deletes anything; each run that
+// happens is logged in the database, and here.
+func retainPeriodically(ctx context.Context, store retainer, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		run, err := store.RunRetention(ctx, models.RetentionRequest{Source: models.RetentionScheduled, Now: time.Now()})
+		switch {
+		case errors.Is(err, models.ErrRetentionOff):
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("retention run failed", "err", err)
+		case run.DeletedExchanges > 0:
+			log.Info("retention deleted old conversations", "exchanges", run.DeletedExchanges,
+				"messages", run.DeletedMessages, "days", run.Days)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+)
+
+// apiPageOut is a page as the API shows it.
+type apiPageOut struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Content     string    `json:"content"`
+	ContentHash string    `json:"content_hash"` // DJB2, as proposals' original_content_hash
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func newAPIPage(p *models.Page) apiPageOut {
+	return apiPageOut{ID: p.ID, Title: p.Title, Content: p.Content, ContentHash: agents.DJB2(p.Content), UpdatedAt: p.UpdatedAt}
+}
+
+// apiRevisionOut is a page revision as the API lists it.
+type apiRevisionOut struct {
+	ID         int64     `json:"id"`
+	EditSource string    `json:"edit_source"`
+	MessageID  *int64    `json:"message_id"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// apiPagePayload is the body of POST /api/pages and PUT /api/pages/{id}.
+// Pointers tell a missing field from an empty one. Content is stored byte for
+// byte: line endings included.
+type apiPagePayload struct {
+	Title   *string `json:"title"`
+	Content *string `json:"content"`
+}
+
+// apiAcceptPayload is the optional body of a proposal accept.
+type apiAcceptPayload struct {
+	Sections *[]string `json:"sections"` // nil: the whole proposal
+}
+
+// apiPageCreate creates a page: 201 with the page. A missing or blank title
+// is a 400; a missing content is an empty page.
+func (h *Handlers) apiPageCreate(c *fiber.Ctx) error {
+	var in apiPagePayload
+	if err := apiDecode(c, &in); err != nil {
+		return err
+	}
+	if in.Title == nil {
+		return fiber.NewError(fiber.StatusBadRequest, `"title" is required`)
+	}
+	title, err := apiPageTitle(*in.Title)
+	if err != nil {
+		return err
+	}
+	content := ""
+	if in.Content != nil {
+		content = *in.Content
+	}
+	p, err := h.store.CreatePage(c.UserContext(), currentUser(c).ID, title, content)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(newAPIPage(p))
+}
+
+// apiPage reads one of the user's pages.
+func (h *Handlers) apiPage(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.store.Page(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIPage(p))
+}
+
+// apiPageUpdate saves a page's content (and title, when sent) as a revision
+// of edit source user.
+func (h *Handlers) apiPageUpdate(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in apiPagePayload
+	if err := apiDecode(c, &in); err != nil {
+		return err
+	}
+	if in.Content == nil {
+		return fiber.NewError(fiber.StatusBadRequest, `"content" is required`)
+	}
+	var title *string
+	if in.Title != nil {
+		t, err := apiPageTitle(*in.Title)
+		if err != nil {
+			return err
+		}
+		title = &t
+	}
+	p, err := h.store.UpdatePage(c.UserContext(), currentUser(c).ID, id, title, *in.Content)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIPage(p))
+}
+
+// apiPageDelete deletes one of the user's pages and its chats with it.
+func (h *Handlers) apiPageDelete(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	exchanges, messages, err := h.store.DeletePage(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiNotice{Message: fmt.Sprintf("Deleted the page with %d chat exchanges and %d messages", exchanges, messages)})
+}
+
+// apiPageRevisions lists a page's revisions, oldest first.
+func (h *Handlers) apiPageRevisions(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	revs, err := h.store.Revisions(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	out := make([]apiRevisionOut, len(revs)) // never null
+	for i, r := range revs {
+		out[i] = apiRevisionOut{ID: r.ID, EditSource: r.EditSource, MessageID: r.MessageID, CreatedAt: r.CreatedAt}
+	}
+	return c.JSON(out)
+}
+
+// apiProposalAccept applies a proposal to its page: the whole of it, or for
+// a section patch the sections named in {sections: [...]} (headings, with
+// or without '#', or "(preamble)"). 200 with the page. A message that is not
+// a proposal made in one of this page's chats names no proposal: 404, like a
+// missing one. Stale, or applied before: 409. Sections on a full
+// replacement, an empty list or a heading the proposal does not change: 400.
+func (h *Handlers) apiProposalAccept(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	messageID, err := apiPathID(c, "message_id")
+	if err != nil {
+		return err
+	}
+	var in apiAcceptPayload
+	if len(strings.TrimSpace(string(c.Body()))) > 0 {
+		if err := apiDecode(c, &in); err != nil {
+			return err
+		}
+	}
+	var chosen []string
+	if in.Sections != nil {
+		chosen = append([]string{}, *in.Sections...)
+	}
+	p, err := h.store.AcceptProposal(c.UserContext(), currentUser(c).ID, id, messageID,
+		func(content string, m *models.Message) (string, error) {
+			return agents.ApplyProposal(content, m, chosen)
+		})
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIPage(p))
+}
+
+// apiPageHistory lists one keyset page of a page's chats, as
+// /api/chat/history lists the general ones.
+func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "page_id")
+	if err != nil {
+		return err
+	}
+	q := models.ExchangeQuery{Scope: models.ScopePage, PageID: id, Limit: apiHistoryDefault}
+	limit, err := apiQueryInt(c, "limit", 1, apiHistoryMax, fmt.Sprintf("an integer from 1 to %d", apiHistoryMax))
+	if err != nil {
+		return err
+	}
+	if limit != nil {
+		q.Limit = int(*limit)
+	}
+	if before := c.Query("before"); before != "" {
+		cur, err := models.ParseCursor(before)
+		if err != nil {
+			return err // ErrBadCursor: 400
+		}
+		q.Before = &cur
+	}
+	ctx, userID := c.UserContext(), currentUser(c).ID
+	if _, err := h.store.Page(ctx, userID, id); err != nil {
+		return err
+	}
+	sums, err := h.store.ListExchanges(ctx, userID, q)
+	if err != nil {
+		return err
+	}
+	items := make([]apiHistoryItem, len(sums))
+	for i := range sums {
+		items[i] = newAPIHistoryItem(&sums[i])
+	}
+	return c.JSON(items)
+}
+
+// apiPageClearHistory deletes all of a page's chats; the page stays.
+func (h *Handlers) apiPageClearHistory(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "page_id")
+	if err != nil {
+		return err
+	}
+	ctx, userID := c.UserContext(), currentUser(c).ID
+	if _, err := h.store.Page(ctx, userID, id); err != nil {
+		return err
+	}
+	exchanges, messages, err := h.store.ClearExchanges(ctx, userID, models.ScopePage, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiNotice{Message: fmt.Sprintf("Cleared %d chat exchanges with %d messages", exchanges, messages)})
+}
+
+// apiPageTitle checks a page title sent to the API.
+func apiPageTitle(title string) (string, error) {
+	title = strings.TrimSpace(title)
+	if msg := pageTitleProblem(title); msg != "" {
+		return "", fiber.NewError(fiber.StatusBadRequest, msg)
+	}
+	return title, nil
+}

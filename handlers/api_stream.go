@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+)
+
+// apiStreamKeepAlive is how often an idle stream sends a comment line, so
+// that proxies keep it open and a client that went away is noticed.
+const apiStreamKeepAlive = 15 * time.Second
+
+// apiStream streams an exchange's log as Server-Sent Events, for clients
+// that are not browsers: the entries after ?since=SEQ (-1 or absent: all; a
+// reconnecting EventSource's Last-Event-ID, an entry id, takes precedence)
+// from the database, then the exchange's turn state, then live:
+//
+//	id: 42               event: delta              event: turn
+//	event: entry         data: {"text": "..."}     data: {"status": "running"}
+//	data: {message as GET .../messages answers}
+//
+// Another user's exchange or a missing one answers 404 before anything is
+// streamed. The stream ends when the client goes away, the exchange is
+// deleted, or the server shuts down.
+func (h *Handlers) apiStream(c *fiber.Ctx) error {
+	id, err := apiPathID(c, "id")
+	if err != nil {
+		return err
+	}
+	since, err := apiQueryInt(c, "since", -1, math.MaxInt64, "a seq: an integer of at least -1")
+	if err != nil {
+		return err
+	}
+	userID := currentUser(c).ID
+	if _, err := h.store.Exchange(c.UserContext(), userID, id); err != nil {
+		return err
+	}
+	st := &apiStreamer{h: h, userID: userID, exchangeID: id, since: -1, shutdown: c.Context().Done()}
+	if since != nil {
+		st.since = *since
+	}
+	if last, err := strconv.ParseInt(c.Get("Last-Event-ID"), 10, 64); err == nil && last > 0 {
+		st.lastID = last
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	c.Context().SetBodyStreamWriter(st.run)
+	return nil
+}
+
+// apiStreamer is one open stream. It runs after the handler returned, so it
+// holds what it needs of the request.
+type apiStreamer struct {
+	h          *Handlers
+	userID     int64
+	exchangeID int64
+	since      int64 // the client has the entries up to this seq
+	lastID     int64 // or up to this entry id (Last-Event-ID), when set
+	shutdown   <-chan struct{}
+	feed       *liveFeed
+}
+
+// errStreamEnded ends a stream whose exchange is gone.
+var errStreamEnded = errors.New("stream: exchange deleted")
+
+// run writes the stream until it ends. Subscribing comes first, so that
+// nothing committed during the catch-up read is missed.
+func (st *apiStreamer) run(w *bufio.Writer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := st.h.hub.Subscribe(st.userID)
+	defer sub.Close()
+	err := st.catchUp(ctx, w)
+	keepAlive := time.NewTicker(apiStreamKeepAlive)
+	defer keepAlive.Stop()
+	for err == nil {
+		if w.Flush() != nil {
+			return // the client went away
+		}
+		select {
+		case <-st.shutdown:
+			return
+		case <-keepAlive.C:
+			_, err = w.WriteString(": keep-alive\n\n")
+		case e := <-sub.C:
+			if sub.Lagged() {
+				err = st.catchUp(ctx, w) // events were dropped: read what they pointed to
+			}
+			if err == nil {
+				err = st.event(w, e)
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, errStreamEnded) && !errors.Is(err, errStreamWrite) {
+		st.h.log.Error("event stream failed", "exchange", st.exchangeID, "err", err)
+	}
+}
+
+// catchUp writes the entries the client lacks, then the turn's state.
+func (st *apiStreamer) catchUp(ctx context.Context, w *bufio.Writer) error {
+	ex, err := st.h.store.Exchange(ctx, st.userID, st.exchangeID)
+	if err != nil {
+		return st.gone(err)
+	}
+	msgs, err := st.h.store.Messages(ctx, st.userID, st.exchangeID, nil)
+	if err != nil {
+		return st.gone(err)
+	}
+	if st.feed == nil {
+		floor := st.lastID
+		if floor == 0 {
+			floor = liveFloor(msgs, st.since)
+		}
+		st.feed = newLiveFeed(st.exchangeID, floor)
+	}
+	for i := range msgs {
+		if err := st.entry(w, &msgs[i]); err != nil {
+			return err
+		}
+	}
+	return writeSSE(w, "", "turn", apiTurnState{Status: ex.TurnStatus})
+}
+
+// gone turns a deleted exchange into the end of the stream.
+func (st *apiStreamer) gone(err error) error {
+	if errors.Is(err, models.ErrNotFound) {
+		return errStreamEnded
+	}
+	return err
+}
+
+// event writes what happened to the exchange; other exchanges' events are
+// skipped.
+func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
+	if e.UserID != st.userID || e.ExchangeID != st.exchangeID {
+		return nil
+	}
+	switch e.Kind {
+	case agents.EventEntry:
+		if e.Entry != nil {
+			return st.entry(w, e.Entry)
+		}
+	case agents.EventDelta:
+		if e.Delta != "" {
+			return writeSSE(w, "", "delta", apiDelta{Text: e.Delta})
+		}
+	case agents.EventTurn:
+		if e.Exchange == nil {
+			return errStreamEnded
+		}
+		return writeSSE(w, "", "turn", apiTurnState{Status: e.Exchange.TurnStatus})
+	}
+	return nil
+}
+
+// entry writes one entry the client does not have yet.
+func (st *apiStreamer) entry(w *bufio.Writer, m *models.Message) error {
+	if !st.feed.take(m) {
+		return nil
+	}
+	return writeSSE(w, strconv.FormatInt(m.ID, 10), "entry", newAPIMessage(m))
+}
+
+// apiDelta is a piece of the reply being written.
+type apiDelta struct {
+	Text string `json:"text"`
+}
+
+// apiTurnState is the exchange's turn: "running", "idle" or "failed".
+type apiTurnState struct {
+	Status string `json:"status"`
+}
+
+// errStreamWrite is a failed write: the client went away.
+var errStreamWrite = errors.New("stream: write failed")
+
+// writeSSE writes one event. JSON has no raw newlines, so data is one line.
+func writeSSE(w *bufio.Writer, id, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
+			return errors.Join(errStreamWrite, err)
+		}
+	}
+	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		return errors.Join(errStreamWrite, err)
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/gofiber/contrib/websocket"
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/views"
+)
+
+// Live updates: one websocket per tab at /live. The tab says which exchange
+// it shows, and the highest seq it has, in a watch message:
+//
+//	{"type": "watch", "exchange_id": N, "since": S}   // S = -1: none
+//
+// sent on open, on a switch of conversation, and after a reconnect. The
+// server answers with rendered fragments that htmx swaps out of band by
+// element id (views.LiveMessage): the entries past S, then as they happen the
+// watched exchange's new entries, the text of the reply being written, and
+// its turn state; and for every general exchange of the user, its sidebar
+// item. The connection subscribes to the user's hub events before it reads
+// anything, so what the catch-up read misses arrives as an event, and what
+// both bring is sent once.
+
+// Limits of a live connection.
+const (
+	liveReadLimit    = 4 << 10          // a watch message is a few dozen bytes
+	livePingEvery    = 25 * time.Second // under the usual 30–60 s proxy idle timeouts
+	liveReadTimeout  = 60 * time.Second // renewed by each pong
+	liveWriteTimeout = 10 * time.Second
+)
+
+// localLive carries what the connection needs of the request past the
+// upgrade, when the session is no longer at hand.
+const localLive = "live"
+
+// liveClient is the signed-in tab, as resolved before the upgrade.
+type liveClient struct {
+	userID   int64
+	csrf     string          // for the forms in the fragments
+	shutdown <-chan struct{} // closed when the server shuts down
+}
+
+// liveRequest is a message from the tab.
+type liveRequest struct {
+	Type       string `json:"type"`
+	ExchangeID int64  `json:"exchange_id"`
+	Since      *int64 `json:"since"` // absent: -1, the tab has nothing
+}
+
+// liveUpgrade admits a websocket handshake: a signed-in user (401), a real
+// upgrade request (426), from one of Palaver's own pages (403).
+func (h *Handlers) liveUpgrade(c *fiber.Ctx) error {
+	u := currentUser(c)
+	if u == nil {
+		return fiber.NewError(fiber.StatusUnauthorized, "Sign in to receive live updates")
+	}
+	if !websocket.IsWebSocketUpgrade(c) {
+		return fiber.ErrUpgradeRequired
+	}
+	if !liveSameOrigin(c) {
+		return fiber.NewError(fiber.StatusForbidden, "Live updates are only for Palaver's own pages")
+	}
+	c.Locals(localLive, &liveClient{userID: u.ID, csrf: h.csrfToken(c), shutdown: c.Context().Done()})
+	return c.Next()
+}
+
+// liveSameOrigin checks the handshake's Origin against the server's own
+// address: the scheme and host the request came to (through a proxy, its
+// X-Forwarded-Proto and X-Forwarded-Host). Browsers always send Origin on a
+// websocket handshake, and a cross-site hijack needs a browser to carry the
+// victim's cookie, so a handshake without one is a script or a CLI holding
+// the cookie itself: it is let in. "null" (sandboxed frames, file: pages)
+// matches nothing and is refused.
+func liveSameOrigin(c *fiber.Ctx) bool {
+	origin := c.Get(fiber.HeaderOrigin)
+	return origin == "" || strings.EqualFold(origin, c.Protocol()+"://"+c.Hostname())
+}
+
+// liveSocket upgrades an admitted handshake and serves the connection. The
+// upgrader admits any origin: liveUpgrade checked it, per request.
+func (h *Handlers) liveSocket() fiber.Handler {
+	return websocket.New(h.live, websocket.Config{ReadBufferSize: 1 << 10, WriteBufferSize: 4 << 10})
+}
+
+// live serves one tab's connection until either side ends it.
+func (h *Handlers) live(conn *websocket.Conn) {
+	client, _ := conn.Locals(localLive).(*liveClient)
+	if client == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &liveSession{h: h, conn: conn, ctx: ctx, liveClient: client, sub: h.hub.Subscribe(client.userID)}
+	defer s.sub.Close()
+
+	conn.SetReadLimit(liveReadLimit)
+	_ = conn.SetReadDeadline(time.Now().Add(liveReadTimeout))
+	conn.SetPongHandler(func(string) error {
+		return conn.SetReadDeadline(time.Now().Add(liveReadTimeout))
+	})
+	watches := make(chan liveRequest)
+	done := make(chan struct{})
+	go s.read(watches, done)
+	if err := s.run(watches, done); err != nil {
+		h.log.Error("live connection failed", "user", client.userID, "err", err)
+		s.close(websocket.CloseInternalServerErr, "Server error") // the tab reconnects
+	}
+	// The connection goes back to a pool when this returns: end the reader
+	// first.
+	cancel()
+	_ = conn.Close()
+	<-done
+}
+
+// liveSession is one live connection's state. Only run's goroutine
+// touches it; read only hands over the tab's messages.
+type liveSession struct {
+	*liveClient
+	h     *Handlers
+	conn  *websocket.Conn
+	ctx   context.Context
+	sub   *agents.Subscription
+	feed  *liveFeed // the watched exchange; nil: none
+	reply bool      // the tab has a pending reply cell open, as far as we know
+}
+
+// read hands the tab's watch messages to run, until the connection fails
+// (the tab went away, or no pong came within the read deadline).
+func (s *liveSession) read(watches chan<- liveRequest, done chan<- struct{}) {
+	defer close(done)
+	for {
+		_, data, err := s.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		var req liveRequest
+		if err := json.Unmarshal(data, &req); err != nil {
+			s.close(websocket.CloseUnsupportedData, "Expected a JSON message")
+			return
+		}
+		if req.Type != "watch" {
+			continue // a message type of a newer client: nothing to do
+		}
+		select {
+		case watches <- req:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// run sends what the tab asks for and what happens, and pings, until the
+// connection or the server ends. An error is the server's own.
+func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) error {
+	ping := time.NewTicker(livePingEvery)
+	defer ping.Stop()
+	for {
+		var err error
+		select {
+		case <-done:
+			return nil
+		case <-s.shutdown:
+			s.close(websocket.CloseServiceRestart, "Palaver is restarting") // the tab reconnects
+			return nil
+		case <-ping.C:
+			if s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(liveWriteTimeout)) != nil {
+				return nil
+			}
+			continue
+		case req := <-watches:
+			err = s.watch(req)
+		case e := <-s.sub.C:
+			err = s.event(e)
+		}
+		if errors.Is(err, errLiveWrite) {
+			return nil // the tab went away
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// watch switches the connection to the exchange the tab shows and sends it
+// what it lacks: the entries past its seq, and the turn's state. Another
+// user's exchange, or a missing one, is watched as none: nothing is sent.
+func (s *liveSession) watch(req liveRequest) error {
+	s.feed, s.reply = nil, false
+	if req.ExchangeID <= 0 {
+		return nil
+	}
+	since := int64(-1)
+	if req.Since != nil {
+		since = *req.Since
+	}
+	var u views.LiveUpdate
+	ok, err := s.catchUp(&u, req.ExchangeID, since)
+	if err != nil || !ok {
+		return err
+	}
+	return s.send(u)
+}
+
+// catchUp reads the exchange's header and log and adds to u what the tab
+// lacks. On the first read (no feed yet), the tab has the entries up to
+// seq since; afterwards (a lagging subscription), what the feed sent. It
+// says false when the exchange is not the user's, or no longer exists.
+func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (bool, error) {
+	ex, err := s.h.store.Exchange(s.ctx, s.userID, exchangeID)
+	if err == nil {
+		var msgs []models.Message
+		if msgs, err = s.h.store.Messages(s.ctx, s.userID, exchangeID, nil); err == nil {
+			if s.feed == nil {
+				s.feed = newLiveFeed(exchangeID, liveFloor(msgs, since))
+			}
+			s.entries(u, msgs)
+			s.turnState(u, ex)
+			return true, nil
+		}
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		s.feed, s.reply = nil, false
+		return false, nil
+	}
+	return false, err
+}
+
+// event shows one thing that happened to the user's data.
+func (s *liveSession) event(e agents.Event) error {
+	if e.UserID != s.userID {
+		return nil // the hub is per user; this is a second lock on that door
+	}
+	var u views.LiveUpdate
+	if s.sub.Lagged() && s.feed != nil {
+		// Events were dropped: what they pointed to is in the database.
+		if _, err := s.catchUp(&u, s.feed.exchangeID, -1); err != nil {
+			return err
+		}
+	}
+	watched := s.feed != nil && e.ExchangeID == s.feed.exchangeID
+	switch e.Kind {
+	case agents.EventEntry:
+		if watched && e.Entry != nil {
+			s.entries(&u, []models.Message{*e.Entry})
+		}
+	case agents.EventDelta:
+		if watched && e.Delta != "" {
+			s.openReply(&u)
+			u.Delta = e.Delta
+		}
+	case agents.EventTurn:
+		s.turn(&u, e, watched)
+	}
+	return s.send(u)
+}
+
+// entries adds the entries new to the tab to the transcript; a reply among
+// them closes the pending reply cell.
+func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		if !s.feed.take(m) {
+			continue
+		}
+		if v, ok := s.h.chatMessage(m, s.csrf); ok {
+			u.Entries = append(u.Entries, v)
+		}
+		if isReply(m) {
+			u.CloseReply, s.reply = true, false
+			u.OpenReply = nil
+		}
+	}
+}
+
+// openReply opens the pending reply cell unless the tab has one. The tab
+// that sent the message got one with its send answer, and drops this copy.
+func (s *liveSession) openReply(u *views.LiveUpdate) {
+	if s.reply {
+		return
+	}
+	after := s.feed.last
+	u.OpenReply, s.reply = &after, true
+}
+
+// turnState shows the watched exchange's turn: the composer's Stop button,
+// and the pending reply cell while a turn runs.
+func (s *liveSession) turnState(u *views.LiveUpdate, ex *models.Exchange) {
+	u.Turn = &views.TurnControl{ExchangeID: ex.ID, Status: ex.TurnStatus, CSRF: s.csrf}
+	if ex.TurnStatus == models.TurnRunning {
+		s.openReply(u)
+		return
+	}
+	u.CloseReply, s.reply = true, false
+	u.OpenReply = nil
+}
+
+// turn shows an exchange's new header: its sidebar item (general chats,
+// whichever the tab shows), and for the watched one its turn state.
+func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
+	ex := e.Exchange
+	if ex == nil { // deleted
+		u.Removed = e.ExchangeID
+		return
+	}
+	if ex.Scope == models.ScopeGeneral {
+		current := int64(0)
+		if s.feed != nil {
+			current = s.feed.exchangeID
+		}
+		it := chatHistoryItem(ex, current, time.Now(), s.csrf)
+		if ex.TurnStatus == models.TurnRunning {
+			// A new message is new activity: the item goes to the top, as
+			// the history orders them. Other changes keep its place.
+			it.Group, u.Moved = "", true
+		} else {
+			it.SwapOOB = true
+		}
+		u.History = &it
+	}
+	if watched {
+		s.turnState(u, ex)
+	}
+}
+
+// errLiveWrite is a failed write: the tab is gone.
+var errLiveWrite = errors.New("live: write failed")
+
+// send renders u and writes it as one message; an empty update sends nothing.
+func (s *liveSession) send(u views.LiveUpdate) error {
+	if len(u.Entries) == 0 && !u.CloseReply && u.OpenReply == nil && u.Delta == "" &&
+		u.Turn == nil && u.History == nil && u.Removed == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := views.LiveMessage(u).Render(s.ctx, &buf); err != nil {
+		return err
+	}
+	_ = s.conn.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
+	if err := s.conn.WriteMessage(websocket.TextMessage, buf.Bytes()); err != nil {
+		return errors.Join(errLiveWrite, err)
+	}
+	return nil
+}
+
+// close tells the tab why the server ends the connection.
+func (s *liveSession) close(code int, reason string) {
+	_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason),
+		time.Now().Add(time.Second))
+}

@@ -1,0 +1,49 @@
+package handlers
+
+import "palaver/models"
+
+// liveFeed is what one subscriber (a tab's websocket, an SSE stream) has of
+// one exchange's log. It subscribes to the hub before it reads the database,
+// so an entry committed meanwhile comes both ways: the feed lets each entry
+// through once, and catch-up and resume are the same read.
+type liveFeed struct {
+	exchangeID int64
+	floor      int64          // the client had every entry up to this id
+	sent       map[int64]bool // entries past the floor sent since
+	last       int64          // the newest entry the client has
+}
+
+func newLiveFeed(exchangeID, floor int64) *liveFeed {
+	return &liveFeed{exchangeID: exchangeID, floor: floor, last: floor, sent: map[int64]bool{}}
+}
+
+// take says whether m is new to the client, and counts it as sent.
+func (f *liveFeed) take(m *models.Message) bool {
+	if m.ID <= f.floor || f.sent[m.ID] {
+		return false
+	}
+	f.sent[m.ID] = true
+	f.last = max(f.last, m.ID)
+	return true
+}
+
+// liveFloor is the id past which the log is new to a client that has every
+// entry up to seq since (-1: none): the id of the entry at since, or of the
+// newest one before it. Error rows have no seq, so one written after that
+// entry counts as new; a client that has it already gets it once more at
+// most, and drops it by its element id.
+func liveFloor(msgs []models.Message, since int64) int64 {
+	var floor int64
+	for i := range msgs {
+		if s := msgs[i].Seq; s != nil && *s <= since && msgs[i].ID > floor {
+			floor = msgs[i].ID
+		}
+	}
+	return floor
+}
+
+// isReply says whether an entry ends the wait for a reply: the answer, or
+// the error row of a turn that failed.
+func isReply(m *models.Message) bool {
+	return m.Role == models.RoleAssistant || m.Role == models.RoleError
+}

@@ -1,0 +1,187 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/views"
+)
+
+// pageChatSend runs one turn of the page's chat with the page assistant,
+// which sees the page as saved. Without JavaScript it answers 303 to the
+// editor; htmx gets the new entries (a proposal with its card) and, out of
+// band, the composer's exchange, the chat's title and the page's chats.
+func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	exchangeID, err := chatFormID(c.FormValue("exchange_id"))
+	if err != nil {
+		return err
+	}
+	query := c.FormValue("query")
+	res, err := h.agents.Send(c.UserContext(), agents.SendRequest{
+		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
+	})
+	var input *agents.InputError
+	if errors.As(err, &input) && !isFragment(c) {
+		return h.pageChatRefused(c, p, query, input.Msg)
+	}
+	if err != nil {
+		return err
+	}
+	h.setPageExchange(c, p.ID, res.Exchange.ID)
+	if !isFragment(c) {
+		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+	}
+	var msgs []models.Message
+	for _, m := range []*models.Message{res.Query, res.Reply} {
+		if m != nil {
+			msgs = append(msgs, *m)
+		}
+	}
+	entries, err := h.pageEntries(c, p, msgs)
+	if err != nil {
+		return err
+	}
+	panel := views.PagePanel{PageID: p.ID, ExchangeID: res.Exchange.ID, Title: chatTitle(res.Exchange), CSRF: h.csrfToken(c)}
+	if panel.Chats, err = h.pageChats(c, p, res.Exchange.ID); err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.PageChatSent(panel, entries))
+}
+
+// pageChatRefused shows the editor again with the reason next to the
+// panel's composer and the typed text kept (a send without JavaScript).
+func (h *Handlers) pageChatRefused(c *fiber.Ctx, p *models.Page, query, reason string) error {
+	v, err := h.pageEditPage(c, p)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(query) == "" {
+		reason = "Type a message before sending."
+	}
+	v.Panel.Open = true
+	v.Panel.Composer.Query, v.Panel.Composer.Error = query, reason
+	return render(c, fiber.StatusUnprocessableEntity, views.PageEdit(v))
+}
+
+// pageChatNew starts a new chat about the page.
+func (h *Handlers) pageChatNew(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	h.setPageExchange(c, p.ID, 0)
+	return h.pagePanelAnswer(c, p.ID)
+}
+
+// pageChatOpen makes one of the page's chats the one its panel shows.
+// Another page's chat, a general one or another user's: 404.
+func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
+	p, ex, err := h.pageChatParams(c)
+	if err != nil {
+		return err
+	}
+	h.setPageExchange(c, p.ID, ex.ID)
+	if isFragment(c) {
+		return h.pagePanelFragment(c, p)
+	}
+	v, err := h.pageEditPage(c, p)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.PageEdit(v))
+}
+
+// pageChatDelete deletes one of the page's chats once confirmed.
+func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
+	p, ex, err := h.pageChatParams(c)
+	if err != nil {
+		return err
+	}
+	edit := fmt.Sprintf("/pages/%d/edit", p.ID)
+	if c.FormValue("confirmed") != "1" {
+		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
+			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Action:  fmt.Sprintf("/pages/%d/chat/%d/delete", p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
+		}))
+	}
+	current, err := h.pageCurrentExchange(c, p.ID)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
+		return err
+	}
+	if current == ex.ID {
+		h.setPageExchange(c, p.ID, 0)
+	}
+	return h.pagePanelAnswer(c, p.ID)
+}
+
+// pageChatClear deletes all the page's chats once confirmed.
+func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirmed") != "1" {
+		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+			Base: h.base(c, "Delete the page's chats", "pages"), Heading: "Delete all the chats about this page?",
+			Message: "Every chat about “" + p.Title + "” will be deleted. The page and its history stay. This cannot be undone.",
+			Action:  fmt.Sprintf("/pages/%d/chat/clear", p.ID), Confirm: "Delete all", Cancel: fmt.Sprintf("/pages/%d/edit", p.ID),
+		}))
+	}
+	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopePage, p.ID); err != nil {
+		return err
+	}
+	h.setPageExchange(c, p.ID, 0)
+	return h.pagePanelAnswer(c, p.ID)
+}
+
+// pageChatParams are the page and the chat of it that :id and :ex name.
+func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange, error) {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := chatIDParam(c, "ex")
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := h.pageExchange(c, p, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, ex, nil
+}
+
+// pagePanelAnswer ends a panel action: 303 to the editor without
+// JavaScript, the panel in its new state for htmx.
+func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, pageID int64) error {
+	if !isFragment(c) {
+		return c.Redirect(fmt.Sprintf("/pages/%d/edit", pageID), fiber.StatusSeeOther)
+	}
+	p, err := h.store.Page(c.UserContext(), currentUser(c).ID, pageID)
+	if err != nil {
+		return err
+	}
+	return h.pagePanelFragment(c, p)
+}
+
+// pagePanelFragment renders the chat panel alone.
+func (h *Handlers) pagePanelFragment(c *fiber.Ctx, p *models.Page) error {
+	panel, err := h.pagePanel(c, p)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.PageChat(panel))
+}

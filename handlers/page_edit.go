@@ -1,0 +1,145 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents/sections"
+	"palaver/views"
+)
+
+// pageOpen sends /pages/{id} to the page's editor.
+func (h *Handlers) pageOpen(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/pages/%d/edit", p.ID))
+}
+
+// pageEdit shows the editor and, beside it, the chat panel on the page's
+// current conversation.
+func (h *Handlers) pageEdit(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.pageEditPage(c, p)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.PageEdit(v))
+}
+
+// pageSave saves the editor: content and title, as a revision by the user.
+// Without JavaScript it answers 303 to the editor; htmx gets the status,
+// preview, revisions and proposal cards out of band (the text being typed
+// is left alone).
+func (h *Handlers) pageSave(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	if !c.Request().PostArgs().Has("content") {
+		return fiber.NewError(fiber.StatusBadRequest, "The form has no content field.")
+	}
+	// Browsers send a text area's lines with CRLF: keep the page's own.
+	content := sections.WithLineEnding(c.FormValue("content"), sections.LineEnding(p.Content))
+	title := p.Title
+	if c.Request().PostArgs().Has("title") {
+		title = strings.TrimSpace(c.FormValue("title"))
+	}
+	if msg := pageTitleProblem(title); msg != "" {
+		if isFragment(c) {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, msg)
+		}
+		v, err := h.pageEditPage(c, p)
+		if err != nil {
+			return err
+		}
+		v.Editor.Title, v.Editor.Content, v.Editor.Error = title, content, msg
+		return render(c, fiber.StatusUnprocessableEntity, views.PageEdit(v))
+	}
+	status := "No changes to save"
+	if content != p.Content || title != p.Title {
+		if p, err = h.store.UpdatePage(c.UserContext(), currentUser(c).ID, p.ID, &title, content); err != nil {
+			return err
+		}
+		status = pageStatus("Saved")
+	}
+	if !isFragment(c) {
+		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+	}
+	return h.pageSaved(c, p, status, false)
+}
+
+// pagePreview renders the posted text as the preview shows it, without
+// saving anything (htmx asks for it while the person types).
+func (h *Handlers) pagePreview(c *fiber.Ctx) error {
+	if _, err := h.pageParam(c); err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.PagePreviewBody(h.pagePreviewHTML(c.FormValue("content"))))
+}
+
+// pageRestore makes an earlier revision the page's content again, recorded
+// as a revision of its own (edit source restore).
+func (h *Handlers) pageRestore(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	rev, err := chatIDParam(c, "rev")
+	if err != nil {
+		return err
+	}
+	if p, err = h.store.RestoreRevision(c.UserContext(), currentUser(c).ID, p.ID, rev); err != nil {
+		return err
+	}
+	if !isFragment(c) {
+		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+	}
+	return h.pageSaved(c, p, pageStatus("Restored"), true)
+}
+
+// pageDelete deletes a page with all its chats once confirmed (htmx
+// confirms with the browser's dialog; a plain form first gets a
+// confirmation page).
+func (h *Handlers) pageDelete(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirmed") != "1" {
+		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+			Base: h.base(c, "Delete page", "pages"), Heading: "Delete this page?",
+			Message: "“" + p.Title + "”, its history and all the chats about it will be deleted. This cannot be undone.",
+			Action:  fmt.Sprintf("/pages/%d/delete", p.ID), Confirm: "Delete page", Cancel: fmt.Sprintf("/pages/%d/edit", p.ID),
+		}))
+	}
+	if _, _, err := h.store.DeletePage(c.UserContext(), currentUser(c).ID, p.ID); err != nil {
+		return err
+	}
+	h.forgetPage(c.UserContext(), p.ID)
+	return redirect(c, "/pages")
+}
+
+// pagePanelToggle opens or closes the chat panel (for every page: it is
+// where the person wants it). htmx gets the panel in its new state.
+func (h *Handlers) pagePanelToggle(c *fiber.Ctx) error {
+	p, err := h.pageParam(c)
+	if err != nil {
+		return err
+	}
+	switch c.FormValue("panel") {
+	case "open":
+		h.sessions.Put(c.UserContext(), sessPanelClosed, false)
+	case "closed":
+		h.sessions.Put(c.UserContext(), sessPanelClosed, true)
+	default:
+		return fiber.NewError(fiber.StatusBadRequest, "panel must be open or closed.")
+	}
+	return h.pagePanelAnswer(c, p.ID)
+}

@@ -1,0 +1,363 @@
+package views
+
+import "github.com/a-h/templ"
+
+// Admin area sections, for the tabs.
+const (
+	AdminOverviewSection     = "overview"
+	AdminExchangesSection    = "exchanges"
+	AdminAuditSection        = "audit"
+	AdminUsersSection        = "users"
+	AdminHousekeepingSection = "housekeeping"
+)
+
+// AdminChrome is what every admin page shows around its content: the
+// section tabs and a one-off message left by the last action.
+type AdminChrome struct {
+	Base
+	Section    string
+	Flash      string
+	FlashError bool
+}
+
+// AdminOverviewPage is /admin: the service's figures over a window of days.
+type AdminOverviewPage struct {
+	AdminChrome
+	Window    string // "May 12 – Jun 10, 2026 (UTC)"
+	Cards     []AdminCard
+	Activity  DayChart
+	Errors    DayChart
+	Feedback  StackChart
+	Proposals StackChart
+	Tokens    StackChart
+	Days      []AdminDayRow // newest first, for the tables
+	Agents    []AdminFeedbackRow
+	Proposed  []AdminProposalRow
+	Models    []AdminTokenRow
+}
+
+// AdminCard is one headline figure.
+type AdminCard struct {
+	Label string
+	Value string
+	Note  string
+}
+
+// AdminDayRow is one day of the activity and error tables.
+type AdminDayRow struct {
+	Day         string
+	Exchanges   string
+	Messages    string
+	ActiveUsers string
+	Turns       string
+	Errors      string
+	ErrorRate   string
+}
+
+// AdminFeedbackRow is one agent of the feedback table.
+type AdminFeedbackRow struct {
+	Agent     string
+	Replies   string
+	RatedRate string
+	Up        string
+	Down      string
+	UpShare   string
+}
+
+// AdminProposalRow is one agent of the proposals table.
+type AdminProposalRow struct {
+	Agent          string
+	Proposals      string
+	Accepted       string
+	Rejected       string
+	Open           string
+	AcceptanceRate string
+}
+
+// AdminTokenRow is one model of the tokens table.
+type AdminTokenRow struct {
+	Model      string
+	Replies    string
+	Prompt     string
+	Completion string
+	Total      string
+}
+
+// AdminOption is one choice of a select.
+type AdminOption struct {
+	Value    string
+	Label    string
+	Selected bool
+}
+
+// AdminExchangesPage is /admin/exchanges: the filter form and one page of
+// every user's exchanges.
+type AdminExchangesPage struct {
+	AdminChrome
+	Filter  AdminFilterForm
+	Results AdminExchangeResults
+}
+
+// AdminFilterForm is the filter form as submitted, with its choices.
+type AdminFilterForm struct {
+	Users    []AdminOption
+	Scopes   []AdminOption
+	Agents   []AdminOption
+	Sorts    []AdminOption
+	From     string // YYYY-MM-DD
+	To       string
+	Title    string
+	Negative bool
+	Errors   bool
+}
+
+// AdminExchangeResults is one page of the admin exchange list.
+type AdminExchangeResults struct {
+	Rows     []AdminExchangeItem
+	Total    int64
+	NextURL  string // "" on the last page
+	FirstURL string // "" on the first page
+	Sort     string // the sort's label, for the caption
+	Error    string // why the filters were refused
+}
+
+// AdminExchangeItem is one row of the admin exchange list.
+type AdminExchangeItem struct {
+	ID         int64
+	URL        string // the exchange's admin page
+	User       string
+	UserURL    string // the list filtered to this user
+	Title      string
+	ScopeKind  string // general, page or job
+	ScopeLabel string // "page: Roadmap", "job #7"
+	Agent      string
+	Turns      int64
+	When       string
+	WhenFull   string
+	Size       string
+	Up         int64
+	Down       int64
+	Errors     int64
+	Accepted   int64
+	Rejected   int64
+	Open       int64
+	Pinned     bool
+}
+
+// AdminExchangeSummary describes an exchange before and while it is read.
+type AdminExchangeSummary struct {
+	ID         int64
+	Title      string
+	Owner      string
+	ScopeLabel string
+	Agent      string
+	Turns      int64
+	Messages   int64
+	Size       string
+	Created    string
+	LastActive string
+	Up, Down   int64
+	Errors     int64
+	Proposals  string // "1 accepted · 1 rejected · 1 open", "" when none
+	AuditURL   string // the audit entries of this exchange
+	Openings   int64  // how often administrators opened it before
+}
+
+// AdminExchangeGate asks for a reason before an exchange is opened, and says
+// the opening is recorded.
+type AdminExchangeGate struct {
+	AdminChrome
+	Exchange AdminExchangeSummary
+	Action   string // where the form posts
+	Reason   string
+	Error    string
+}
+
+// AdminExchangeView is an exchange's whole log, read-only.
+type AdminExchangeView struct {
+	AdminChrome
+	Exchange AdminExchangeSummary
+	Note     string // when this opening was recorded, and why
+	Entries  []AdminLogEntry
+}
+
+// AdminLogEntry is one row of a log as the admin view shows it: the chat
+// component for the conversation's own rows, a tool block for tool rows.
+type AdminLogEntry struct {
+	ID       int64
+	Seq      string // "#3", or "–" for error rows
+	Role     string
+	Agent    string
+	Time     string
+	TimeFull string
+	Facts    []string // rating, proposal state, model, tokens
+	Chat     *ChatMessage
+	Tool     *AdminToolEntry
+}
+
+// AdminToolEntry is a tool call or result.
+type AdminToolEntry struct {
+	Name string
+	Call string // the call id
+	JSON string // arguments or result, indented
+	Text string // the row's content
+}
+
+// AdminAuditPage is /admin/audit: who opened which exchange, newest first.
+type AdminAuditPage struct {
+	AdminChrome
+	Entries  []AdminAuditItem
+	NextURL  string
+	FirstURL string
+	Exchange int64 // filtered to one exchange; 0 for all
+}
+
+// AdminAuditItem is one audit row.
+type AdminAuditItem struct {
+	ID       int64
+	When     string
+	WhenFull string
+	Admin    string
+	Owner    string
+	Exchange string // the title, or "#12 (deleted)"
+	URL      string // the exchange's admin page while it exists
+	Reason   string
+}
+
+// AdminUsersPage is /admin/users.
+type AdminUsersPage struct {
+	AdminChrome
+	Users []AdminUserItem
+}
+
+// AdminUserItem is one account and what can be done to it.
+type AdminUserItem struct {
+	ID          int64
+	Name        string
+	IsAdmin     bool
+	Disabled    bool
+	Self        bool
+	Created     string
+	Exchanges   int64
+	Messages    int64
+	APIKeys     int64
+	LastActive  string
+	ListURL     string // its exchanges in the admin list
+	CSRF        string
+	MinPassword int
+}
+
+// AdminHousekeepingPage is /admin/housekeeping.
+type AdminHousekeepingPage struct {
+	AdminChrome
+	Dialect       string
+	Size          AdminSize
+	Orphans       []AdminOrphanItem
+	OrphanTotal   int64
+	OrphanGrace   string
+	Retention     AdminRetentionForm
+	DryRun        *AdminDryRun // after a dry run
+	Runs          []AdminRunItem
+	ScheduleEvery string
+}
+
+// AdminSize is the database's size.
+type AdminSize struct {
+	Total string
+	File  string // SQLite only, like the next two
+	WAL   string
+	Free  string
+}
+
+// AdminOrphanItem is one orphaned exchange.
+type AdminOrphanItem struct {
+	ID       int64
+	User     string
+	Title    string
+	Why      string
+	When     string
+	Messages int64
+}
+
+// AdminRetentionForm is the retention policy's form.
+type AdminRetentionForm struct {
+	Enabled bool
+	Days    string // in the form: saved, or what a dry run tried
+	Saved   string // the saved period, which "Run now" applies
+	MaxDays int
+}
+
+// AdminDryRun is what a dry run found.
+type AdminDryRun struct {
+	Days      string
+	Exchanges int64
+	Messages  int64
+	Cutoff    string
+	Items     []AdminRetentionItem
+}
+
+// AdminRetentionItem is an exchange retention would delete.
+type AdminRetentionItem struct {
+	ID    int64
+	User  string
+	Title string
+	Scope string
+	When  string
+	Size  string
+}
+
+// AdminRunItem is one logged retention run.
+type AdminRunItem struct {
+	Started   string
+	Source    string
+	Dry       bool
+	Days      int64
+	Cutoff    string
+	Exchanges int64
+	Messages  int64
+	Took      string
+	Error     string
+}
+
+// AdminViewed tells an exchange's owner that administrators opened it.
+type AdminViewed struct {
+	Count    int64
+	Last     string // "Mar 3, 2026 at 14:05"
+	LastFull string // RFC 3339
+}
+
+func adminSectionURL(section string) templ.SafeURL {
+	if section == AdminOverviewSection {
+		return "/admin"
+	}
+	return templ.SafeURL("/admin/" + section)
+}
+
+func adminUserAction(id int64, verb string) string {
+	return "/admin/users/" + itoa64(id) + "/" + verb
+}
+
+func adminUserRowID(id int64) string { return "user-" + itoa64(id) }
+
+func adminViewedSuffix(n int64) string {
+	if n > 1 {
+		return " (" + Plural(n, "time", "times") + " in all)."
+	}
+	return "."
+}
+
+// adminTable styles the admin tables through their cells, so each cell
+// needs no classes of its own ("num" right-aligns a figure).
+const adminTable = "w-full border-collapse text-sm " +
+	"[&_th]:px-2 [&_th]:py-1.5 [&_th]:text-left [&_td]:px-2 [&_td]:py-1.5 [&_td]:align-top " +
+	"[&_thead_th]:sticky [&_thead_th]:top-0 [&_thead_th]:z-10 [&_thead_th]:bg-slate-50 [&_thead_th]:text-xs " +
+	"[&_thead_th]:font-medium [&_thead_th]:uppercase [&_thead_th]:tracking-wide [&_thead_th]:text-slate-500 " +
+	"[&_tbody_tr]:border-t [&_tbody_tr]:border-slate-100 [&_tbody_th]:font-normal [&_tbody_th]:text-slate-700 " +
+	"[&_.num]:text-right [&_.num]:tabular-nums"
+
+func adminDemoteConfirm(u AdminUserItem) string {
+	if u.Self {
+		return "Give up your own administrator rights? You will lose access to the admin area."
+	}
+	return ""
+}

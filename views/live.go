@@ -1,0 +1,47 @@
+package views
+
+// Turn states of an exchange, as the history and the composer show them
+// (the same words as models.TurnIdle, TurnRunning and TurnFailed).
+const (
+	TurnIdle    = "idle"
+	TurnRunning = "running"
+	TurnFailed  = "failed"
+)
+
+// Element ids the live updates address.
+const (
+	transcriptID      = "transcript"
+	transcriptPending = "transcript-pending" // holds the pending reply, after the transcript
+	pendingReplyID    = "pending-reply"
+	pendingTextID     = "pending-reply-text"
+)
+
+// TurnControl is the composer's view of the turn running on its exchange:
+// while one runs, a Stop button (a real form posting to /chat/{id}/stop).
+type TurnControl struct {
+	ExchangeID int64
+	Status     string // TurnIdle, TurnRunning or TurnFailed; "" is idle
+	CSRF       string
+}
+
+// Running says whether a turn runs on the exchange.
+func (t TurnControl) Running() bool { return t.ExchangeID != 0 && t.Status == TurnRunning }
+
+// LiveUpdate is one message of the live connection: what changed, as the
+// out-of-band swaps that show it. Empty parts send nothing.
+type LiveUpdate struct {
+	Entries []ChatMessage // appended to the transcript, in log order
+	// CloseReply removes the pending reply cell: the reply arrived or the
+	// turn ended.
+	CloseReply bool
+	// OpenReply, when set, opens the pending reply cell answering the entry
+	// with this id (the tab drops it if it has one already).
+	OpenReply *int64
+	Delta     string       // text appended to the pending reply cell
+	Turn      *TurnControl // the composer's turn state, replaced
+	// History is the exchange's sidebar item: moved to the top (Moved, on new
+	// activity) or replaced where it is.
+	History *HistoryItem
+	Moved   bool
+	Removed int64 // a deleted exchange whose sidebar item goes
+}
