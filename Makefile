@@ -39,7 +39,7 @@ $(BIN): $(ASSETS) $(GO_SRC)
 build: $(BIN) ## Build bin/palaver (assets embedded)
 
 run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
-	$(BIN) serve
+	PALAVER_BUILTIN_DELAY=$${PALAVER_BUILTIN_DELAY:-40ms} $(BIN) serve
 
 # The store tests also run on PostgreSQL: on a throwaway cluster listening
 # only on a Unix socket in a temporary folder (so no port can collide), or on

@@ -28,6 +28,10 @@ type Request struct {
 	Context   string           // extra context the client sent along
 	History   []models.Message // earlier entries of the log, oldest first, no error rows
 	Page      *PageContext     // the page a page chat is about, as the agent is shown it
+	// OnEntry, when set, commits a finished entry of the turn (a tool call or
+	// a tool result) as soon as the provider has it; it fails if the turn
+	// lost its lease, and then the provider should stop.
+	OnEntry func(*models.Message) error
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

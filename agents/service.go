@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -29,7 +31,10 @@ type Store interface {
 	Heartbeat(ctx context.Context, exchangeID int64, owner string) error
 	FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) error
 	FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*models.Message, error)
-	RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) (int, error)
+	AppendEntry(ctx context.Context, exchangeID int64, owner string, m *models.Message) (*models.Message, error)
+	RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*models.Exchange, *models.Message, error)
+	RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) ([]models.Exchange, error)
+	RunningTurns(ctx context.Context) ([]models.Exchange, error)
 }
 
 // Options configure a Service.
@@ -40,15 +45,27 @@ type Options struct {
 	// renewed for StaleAfter belongs to a dead process.
 	Heartbeat  time.Duration
 	StaleAfter time.Duration
-	Logger     *slog.Logger
+	// MaxAttempts bounds how often one user message is answered (the first
+	// try and its retries); AutoRetries is how many of those the server makes
+	// by itself after a crash.
+	MaxAttempts int64
+	AutoRetries int64
+	// Hub receives the turns' events for live subscribers; nil makes one.
+	Hub    *Hub
+	Logger *slog.Logger
 }
 
 // Service runs agents and the turns that call them.
 type Service struct {
 	store    Store
 	provider Provider
+	hub      *Hub
 	owner    string // this process, as the holder of turn leases
 	opts     Options
+
+	mu      sync.Mutex
+	running map[int64]*running // by exchange id: the turns this process runs
+	wg      sync.WaitGroup
 }
 
 // New builds a service over a store and a provider.
@@ -62,17 +79,54 @@ func New(store Store, provider Provider, opts Options) *Service {
 	if opts.StaleAfter <= 0 {
 		opts.StaleAfter = 6 * opts.Heartbeat
 	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 3
+	}
+	if opts.AutoRetries < 0 || opts.AutoRetries >= opts.MaxAttempts {
+		opts.AutoRetries = 0
+	}
+	if opts.Hub == nil {
+		opts.Hub = NewHub()
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Service{store: store, provider: provider, owner: processOwner(), opts: opts}
+	return &Service{
+		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
+		running: map[int64]*running{},
+	}
 }
 
+// Hub is where the service publishes its turns' events.
+func (s *Service) Hub() *Hub { return s.hub }
+
+// processOwner names this process as a lease holder: host/pid/nonce. The
+// nonce tells this process from an earlier one that had the same pid.
 func processOwner() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// ownerDead says whether a lease owner is a process known to be gone: one of
+// this host whose pid no longer runs. Owners on other hosts, and any with
+// this process's pid (another service in this process, or a rare pid reuse),
+// are judged by their heartbeat only.
+func (s *Service) ownerDead(owner string) bool {
+	if owner == s.owner {
+		return false
+	}
+	parts := strings.Split(owner, "/")
+	host, _ := os.Hostname()
+	if len(parts) != 3 || parts[0] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return pid != os.Getpid() && !processAlive(pid)
 }
 
 // SendRequest is a user message for an exchange.
@@ -93,6 +147,7 @@ type TurnResult struct {
 	Query    *models.Message // the user message (nil when Cached)
 	Reply    *models.Message // the assistant message, or the error row when Failed
 	Failed   bool
+	Stopped  bool // the user stopped it: Reply holds what was written so far
 	Cached   bool // a job's first answer, returned without running the agent
 }
 
@@ -107,12 +162,23 @@ func ValidateQuery(query string) error {
 	return nil
 }
 
-// Send runs one turn: the user message is committed first, then the agent
-// runs under the exchange's lease and its reply (or the reason it failed, as
-// an error row) is committed. An agent failure is not an error of Send: it
-// comes back as a Failed result. Errors are the caller's (an *InputError, a
-// models.ErrNotFound, models.ErrTurnRunning) or the database's.
+// Send runs one turn to its end and returns its outcome (Start, then Wait).
+// An agent failure is not an error of Send: it comes back as a Failed
+// result. Errors are the caller's (an *InputError, a models.ErrNotFound,
+// models.ErrTurnRunning) or the database's.
 func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error) {
+	t, err := s.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return t.Wait(ctx)
+}
+
+// Start commits the user message and takes the exchange's lease, then runs
+// the agent in the background, detached from ctx, and returns at once. The
+// reply (or the reason it failed, as an error row) is committed when it is
+// done; meanwhile the hub carries its progress to live subscribers.
+func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	if err := ValidateQuery(req.Query); err != nil {
 		return nil, err
 	}
@@ -150,7 +216,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 			return nil, &InputError{Msg: "exchange_id belongs to another conversation than job_id"}
 		case !req.Regenerate:
 			if answer, err := s.store.FirstAnswer(ctx, req.UserID, ex.ID); err == nil {
-				return &TurnResult{Exchange: ex, Reply: answer, Cached: true}, nil
+				return finished(&TurnResult{Exchange: ex, Reply: answer, Cached: true}), nil
 			} else if !errors.Is(err, models.ErrNotFound) {
 				return nil, err
 			}
@@ -171,7 +237,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 	if err != nil {
 		return nil, err
 	}
-	return s.run(ctx, req, page, ex, userMsg)
+	return s.launch(ex, userMsg, turnInput{userID: req.UserID, context: req.Context, page: page}), nil
 }
 
 // pageStart checks a message for a page's chat and points start at it: the
@@ -208,41 +274,6 @@ func scopeKey(scope string) string {
 	return "page_id"
 }
 
-// run executes the agent for a started turn (about page, in a page's chat)
-// and commits its outcome.
-func (s *Service) run(ctx context.Context, req SendRequest, page *models.Page, ex *models.Exchange, userMsg *models.Message) (*TurnResult, error) {
-	res := &TurnResult{Exchange: ex, Query: userMsg}
-	// The turn outlives a client that goes away: its outcome is committed
-	// even if the request's context ends.
-	ctx = context.WithoutCancel(ctx)
-	stop := s.heartbeat(ctx, ex.ID)
-	defer stop()
-
-	history, err := s.store.RecentContext(ctx, req.UserID, ex.ID, s.opts.ContextMessages+1)
-	if err != nil {
-		return s.fail(ctx, res, err)
-	}
-	if n := len(history); n > 0 && history[n-1].ID == userMsg.ID {
-		history = history[:n-1] // the query travels on its own
-	}
-	agentReq := Request{AgentType: ex.AgentType, Query: req.Query, Context: req.Context, History: history}
-	if page != nil {
-		agentReq.Page = &PageContext{ID: page.ID, Title: page.Title, Content: page.Content}
-	}
-	resp, err := s.RouteAndExecute(ctx, agentReq, nil)
-	if err != nil {
-		return s.fail(ctx, res, err)
-	}
-	agentType := resp.AgentType
-	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
-	reply.EditMode = s.proposalMode(resp, page, ex.ID)
-	if err := s.store.FinishTurn(ctx, ex.ID, s.owner, reply); err != nil {
-		return nil, err
-	}
-	res.Reply = reply
-	return res, nil
-}
-
 // proposalMode marks a page chat's reply that proposes an edit: it returns
 // the proposal's edit mode, after stamping it with the hash of the content the
 // agent was shown (the service knows it; a model may not). A reply outside a
@@ -276,8 +307,9 @@ func (s *Service) fail(ctx context.Context, res *TurnResult, cause error) (*Turn
 }
 
 // heartbeat renews the lease on the exchange until the returned func is
-// called.
-func (s *Service) heartbeat(ctx context.Context, exchangeID int64) (stop func()) {
+// called; if the lease turns out to be lost (another process judged this
+// one dead and failed the turn), it calls lost.
+func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(s.opts.Heartbeat)
@@ -286,19 +318,19 @@ func (s *Service) heartbeat(ctx context.Context, exchangeID int64) (stop func())
 			select {
 			case <-done:
 				return
+			case <-ctx.Done():
+				return
 			case <-t.C:
-				if err := s.store.Heartbeat(ctx, exchangeID, s.owner); err != nil {
+				err := s.store.Heartbeat(ctx, exchangeID, s.owner)
+				if errors.Is(err, models.ErrLeaseLost) {
+					lost()
+					return
+				}
+				if err != nil {
 					s.opts.Logger.Warn("turn heartbeat", "exchange", exchangeID, "err", err)
 				}
 			}
 		}
 	}()
 	return func() { close(done) }
-}
-
-// RecoverStaleTurns fails the turns of dead processes: those whose lease was
-// not renewed for StaleAfter. Run it at start-up and periodically.
-func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
-	return s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter),
-		"The server stopped while this reply was being written. Your message is kept; send it again to retry.")
 }

@@ -468,7 +468,7 @@ func TestRecoverStaleTurns(t *testing.T) {
 		t.Fatalf("recovery = %d, %v; want 1", n, err)
 	}
 	got := logOf(t, s, ann, ex.ID)
-	if len(got) != 2 || got[0] != "user:lost?" || !strings.Contains(got[1], "send it again") {
+	if len(got) != 2 || got[0] != "user:lost?" || !strings.Contains(got[1], "retry it") {
 		t.Errorf("log after recovery = %v", got)
 	}
 	// The kept message can be sent again.

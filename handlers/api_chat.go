@@ -53,6 +53,11 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(apiChatResult(res, start))
+}
+
+// apiChatResult shapes a finished turn as a ChatResponse.
+func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 	id := res.Exchange.ID
 	out := apiChatResponse{Response: res.Reply.Content, AgentResponse: res.Reply.AgentResponse, ExchangeID: &id}
 	if res.Failed {
@@ -61,7 +66,7 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 		out.ErrorCode, out.ErrorMessage = fiber.StatusInternalServerError, res.Reply.Content
 	}
 	out.ProcessingTime = time.Since(start).Seconds()
-	return c.JSON(out)
+	return out
 }
 
 // sendRequest turns the payload and the query parameters into a Send.

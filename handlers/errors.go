@@ -33,7 +33,9 @@ func classify(err error) (int, string) {
 		return fiber.StatusNotFound, "Not found"
 	case errors.Is(err, models.ErrTurnRunning), errors.Is(err, models.ErrSeqTaken),
 		errors.Is(err, models.ErrNoAssistantMessage), errors.Is(err, models.ErrStale),
-		errors.Is(err, models.ErrAlreadyApplied):
+		errors.Is(err, models.ErrAlreadyApplied), errors.Is(err, models.ErrRetryLimit),
+		errors.Is(err, models.ErrNothingToRetry), errors.Is(err, agents.ErrNotRunning),
+		errors.Is(err, agents.ErrNotHere):
 		return fiber.StatusConflict, unwrapMessage(err)
 	case errors.Is(err, models.ErrBadCursor):
 		return fiber.StatusBadRequest, "Invalid cursor"
@@ -45,7 +47,8 @@ func classify(err error) (int, string) {
 // unwrapMessage is the sentinel's own text, without the operation prefixes.
 func unwrapMessage(err error) string {
 	for _, s := range []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
-		models.ErrStale, models.ErrAlreadyApplied} {
+		models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
+		agents.ErrNotRunning, agents.ErrNotHere} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

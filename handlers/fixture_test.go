@@ -26,6 +26,7 @@ type testApp struct {
 	t     *testing.T
 	app   *fiber.App
 	store *models.Store
+	hub   *agents.Hub
 }
 
 type appOption func(*handlers.Deps)
@@ -53,10 +54,12 @@ func newTestApp(t *testing.T, opts ...appOption) *testApp {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hub := agents.NewHub()
 	d := handlers.Deps{
 		Store:    store,
 		Sessions: handlers.NewSessions(sqlDB, store.Dialect(), false, 0),
-		Agents:   agents.New(store, &agents.Builtin{}, agents.Options{Logger: log}),
+		Agents:   agents.New(store, &agents.Builtin{}, agents.Options{Logger: log, Hub: hub}),
+		Hub:      hub,
 		Assets:   assets,
 		Logger:   log,
 		Config:   handlers.Config{AllowRegistration: true},
@@ -64,7 +67,7 @@ func newTestApp(t *testing.T, opts ...appOption) *testApp {
 	for _, o := range opts {
 		o(&d)
 	}
-	return &testApp{t: t, app: handlers.New(d), store: store}
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub}
 }
 
 // client is one browser (a cookie jar and the CSRF token it last saw) or one

@@ -93,6 +93,9 @@ func New(d Deps) *fiber.App {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.Hub == nil && d.Agents != nil {
+		d.Hub = d.Agents.Hub() // where the turns publish
+	}
 	if d.Hub == nil {
 		d.Hub = agents.NewHub() // nothing publishes: live views only catch up
 	}

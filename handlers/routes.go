@@ -19,6 +19,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/chat/history", h.apiClearHistory)
 	api.Get("/chat/exchange/:id/messages", h.apiMessages)
 	api.Get("/chat/exchange/:id/stream", h.apiStream)
+	api.Post("/chat/exchange/:id/stop", h.apiStop)
+	api.Post("/chat/exchange/:id/retry", h.apiRetry)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
 	api.Delete("/chat/exchange/:id", h.apiDeleteExchange)
 	api.Put("/chat/exchanges/batch/delete", h.apiBatchDelete)
@@ -55,6 +57,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Get("/:id", h.chatOpen)
 	chat.Post("/:id/rename", h.chatRename)
 	chat.Post("/:id/delete", h.chatDelete)
+	chat.Post("/:id/stop", h.chatStop)
+	chat.Post("/:id/retry", h.chatRetry)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

@@ -123,17 +123,19 @@ func (s *Store) failTurn(ctx context.Context, exchangeID int64, owner, reason st
 
 // RecoverStaleTurns fails every turn whose heartbeat is older than staleBefore:
 // its process died. The user message stays; an error row says what happened.
-func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) (int, error) {
+// It returns the exchanges it failed (id, user and attempts), so that the
+// caller can retry them.
+func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) ([]Exchange, error) {
 	var stale []Exchange
 	db := s.db.WithContext(ctx)
 	staleBefore = staleBefore.UTC()
-	err := db.Select("id, turn_owner").
+	err := db.Select("id, user_id, turn_owner, turn_attempts").
 		Where("turn_status = ? AND (turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", TurnRunning, staleBefore).
 		Find(&stale).Error
 	if err != nil {
-		return 0, wrap("recover stale turns", err)
+		return nil, wrap("recover stale turns", err)
 	}
-	n := 0
+	var failed []Exchange
 	for _, e := range stale {
 		owner := ""
 		if e.TurnOwner != nil {
@@ -143,11 +145,11 @@ func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, re
 			if errors.Is(err, ErrLeaseLost) {
 				continue // it finished, renewed its lease or was recovered meanwhile
 			}
-			return n, fmt.Errorf("recover stale turns: %w", err)
+			return failed, fmt.Errorf("recover stale turns: %w", err)
 		}
-		n++
+		failed = append(failed, e)
 	}
-	return n, nil
+	return failed, nil
 }
 
 // release ends owner's lease on the exchange, leaving it in status; with
@@ -309,4 +311,13 @@ func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner s
 		return nil, nil, wrap("retry turn", err)
 	}
 	return &ex, &msg, nil
+}
+
+// RunningTurns lists the exchanges whose turn is running, with their lease
+// owners and attempts, across all users (for recovery, not for display).
+func (s *Store) RunningTurns(ctx context.Context) ([]Exchange, error) {
+	var out []Exchange
+	err := s.db.WithContext(ctx).Select("id, user_id, turn_owner, turn_attempts").
+		Where("turn_status = ?", TurnRunning).Find(&out).Error
+	return out, wrap("running turns", err)
 }

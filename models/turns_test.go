@@ -252,9 +252,9 @@ func TestRecoverStaleTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		n, err := s.RecoverStaleTurns(ctx, time.Now().Add(-time.Minute), "the server stopped")
-		if err != nil || n != 1 {
-			t.Fatalf("RecoverStaleTurns = %d, %v; want 1, nil", n, err)
+		failed, err := s.RecoverStaleTurns(ctx, time.Now().Add(-time.Minute), "the server stopped")
+		if err != nil || len(failed) != 1 || failed[0].ID != stale.ID || failed[0].UserID != ann.ID || failed[0].TurnAttempts != 1 {
+			t.Fatalf("RecoverStaleTurns = %+v, %v; want exchange %d of user %d with 1 attempt", failed, err, stale.ID, ann.ID)
 		}
 		got := reload(t, s, stale.ID)
 		if got.TurnStatus != TurnFailed || got.TurnOwner != nil || got.TurnHeartbeatAt != nil {
@@ -282,8 +282,8 @@ func TestRecoverStaleTurns(t *testing.T) {
 		// The dead owner, if it was not dead after all, can no longer write.
 		wantErr(t, s.FinishTurn(ctx, stale.ID, "dead", assistant("late")), ErrLeaseLost, "late finish")
 		// Recovering again finds nothing.
-		if n, err := s.RecoverStaleTurns(ctx, time.Now().Add(-time.Minute), "again"); err != nil || n != 0 {
-			t.Errorf("second recovery = %d, %v; want 0, nil", n, err)
+		if failed, err := s.RecoverStaleTurns(ctx, time.Now().Add(-time.Minute), "again"); err != nil || len(failed) != 0 {
+			t.Errorf("second recovery = %v, %v; want none", failed, err)
 		}
 		// The preserved message can be retried.
 		mustStart(t, s, TurnStart{UserID: ann.ID, ExchangeID: stale.ID, Query: "lost in a crash", Owner: "new"})

@@ -337,3 +337,147 @@
   document.addEventListener("htmx:load", (e) => initCards(e.detail.elt));
   document.addEventListener("htmx:afterSettle", () => initCards(document));
 })();
+
+// ---------------------------------------------------------------------------
+// Live updates (handlers/live.go). htmx-ext-ws opens the tab's websocket on
+// #live and swaps what the server pushes out of band by element id. This
+// section tells the server which exchange the tab shows and the highest seq
+// it has (on every open, so a reconnect resumes, and when a first message
+// made a new exchange), drops what the tab has already (the send answer and
+// the socket may both bring a message), keeps the transcript at the bottom
+// when the reader was there, and shows "Reconnecting…" while the socket is
+// down.
+(function () {
+  const RETRIED = [1006, 1011, 1012, 1013]; // the close codes htmx-ext-ws reconnects on
+  const APPEND_ONCE = ["#transcript", "#transcript-pending"];
+  const NEAR_BOTTOM = 80; // px from the newest message
+  let socket = null; // the open socket (htmx-ext-ws's public interface)
+  let watching = null; // the exchange id last sent in a watch
+  let stick = false; // the reader was at the bottom when a message came in
+
+  // The exchange on screen: the composer's, which a first message updates.
+  function shownExchange() {
+    const f = document.getElementById("composer-exchange");
+    return f ? Number(f.value) || 0 : 0;
+  }
+
+  function maxSeq() {
+    let max = -1;
+    document.querySelectorAll("#transcript [data-seq]").forEach((m) => {
+      max = Math.max(max, Number(m.dataset.seq));
+    });
+    return max;
+  }
+
+  function watch() {
+    if (!socket) return;
+    watching = shownExchange();
+    socket.send(JSON.stringify({ type: "watch", exchange_id: watching, since: maxSeq() }));
+  }
+
+  function status(down) {
+    const s = document.getElementById("live-status");
+    if (s) s.hidden = !down;
+  }
+
+  const messageID = (el) => Number(el.id.replace(/^msg-/, "")) || 0;
+
+  // A message, a sidebar item or the pending cell can reach the tab twice
+  // (the send answer and the socket): keep the first. The pending cell goes
+  // once a reply newer than the message it answers is in the transcript.
+  function reconcile() {
+    ["transcript", "transcript-pending", "history-items"].forEach((id) => {
+      const box = document.getElementById(id);
+      if (!box) return;
+      const seen = new Set();
+      Array.from(box.children).forEach((el) => {
+        if (!el.id) return;
+        if (seen.has(el.id)) el.remove();
+        else seen.add(el.id);
+      });
+    });
+    const cell = document.getElementById("pending-reply");
+    if (cell) {
+      const after = Number(cell.dataset.after) || 0;
+      const replies = document.querySelectorAll("#transcript > [data-role=assistant], #transcript > [data-role=error]");
+      if (Array.from(replies).some((m) => messageID(m) > after)) cell.remove();
+    }
+  }
+
+  function scroller() {
+    return document.getElementById("transcript-scroll");
+  }
+
+  // The transcript scrolls in a column-reverse box: its scrollTop is 0 at
+  // the newest message and negative above it.
+  function distanceFromBottom(s) {
+    if (getComputedStyle(s).flexDirection === "column-reverse") return Math.abs(s.scrollTop);
+    return s.scrollHeight - s.clientHeight - s.scrollTop;
+  }
+
+  // Before htmx swaps a message from the socket: leave out the parts that
+  // target nothing on this page (another screen, a cell the tab has not
+  // got) and the appended elements the tab has already.
+  htmx.defineExtension("live", {
+    transformResponse: function (text) {
+      const tpl = document.createElement("template");
+      tpl.innerHTML = text;
+      const deleted = new Set(); // ids this message removes before it appends
+      Array.from(tpl.content.children).forEach((el) => {
+        const oob = el.getAttribute("hx-swap-oob") || "true";
+        const colon = oob.indexOf(":");
+        const style = colon > 0 ? oob.slice(0, colon) : oob;
+        const selector = colon > 0 ? oob.slice(colon + 1) : el.id ? "#" + CSS.escape(el.id) : "";
+        if (style === "delete") {
+          if (el.id && document.getElementById(el.id)) deleted.add(el.id);
+          else el.remove();
+          return;
+        }
+        const earlier = selector ? tpl.content.querySelector(selector) : null; // made by this message
+        const target = selector && (document.querySelector(selector) || (earlier && !el.contains(earlier) ? earlier : null));
+        if (!target) {
+          el.remove();
+          return;
+        }
+        if (style === "beforeend" && APPEND_ONCE.includes(selector)) {
+          Array.from(el.children).forEach((child) => {
+            if (child.id && !deleted.has(child.id) && document.getElementById(child.id)) child.remove();
+          });
+          if (el.children.length === 0) el.remove();
+        }
+      });
+      return tpl.innerHTML;
+    },
+  });
+
+  document.addEventListener("htmx:wsOpen", (e) => {
+    socket = e.detail.socketWrapper;
+    status(false);
+    watch();
+  });
+
+  document.addEventListener("htmx:wsClose", (e) => {
+    if (e.detail.socketWrapper !== socket) return; // a page left behind closed its socket
+    socket = null;
+    const live = document.getElementById("live");
+    status(!!live && document.body.contains(live) && RETRIED.includes(e.detail.event.code));
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", () => {
+    const s = scroller();
+    stick = !!s && distanceFromBottom(s) < NEAR_BOTTOM;
+  });
+
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    reconcile();
+    const s = scroller();
+    if (s && stick) s.scrollTop = getComputedStyle(s).flexDirection === "column-reverse" ? 0 : s.scrollHeight;
+  });
+
+  // After any swap: drop what came twice, and follow the composer to the
+  // exchange a first message created.
+  document.addEventListener("htmx:afterSettle", () => {
+    reconcile();
+    if (socket && shownExchange() !== watching) watch();
+  });
+})();

@@ -126,6 +126,17 @@ func (f *flags) bool(name string, def bool, help string) *bool {
 	return f.Bool(name, def, help+" ($"+envName(name)+")")
 }
 
+func (f *flags) int(name string, def int, help string) *int {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil && f.envErr == nil {
+			f.envErr = fmt.Errorf("%w: $%s: %q is not a whole number", errUsage, envName(name), v)
+		}
+		def = n
+	}
+	return f.Int(name, def, help+" ($"+envName(name)+")")
+}
+
 func (f *flags) duration(name string, def time.Duration, help string) *time.Duration {
 	if v, ok := os.LookupEnv(envName(name)); ok {
 		d, err := time.ParseDuration(v)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
 	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
 	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
+	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
 	if pos, err := f.parse(args); err != nil {
 		return err
@@ -68,7 +70,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
-	svc := agents.New(store, provider, agents.Options{Logger: log})
+	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries)})
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -97,7 +99,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 		log.Info("shutting down")
-		return app.ShutdownWithTimeout(10 * time.Second)
+		err := app.ShutdownWithTimeout(10 * time.Second)
+		// Replies still being written are failed cleanly, so they can be
+		// retried, rather than left for the stale-lease sweep.
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return errors.Join(err, svc.Close(closeCtx))
 	}
 }
 

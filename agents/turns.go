@@ -1,0 +1,304 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"palaver/models"
+)
+
+// Turn is a turn running on the server, detached from the request that
+// started it: its user message is committed, its reply is being written.
+type Turn struct {
+	Exchange *models.Exchange // the header as the turn started
+	Query    *models.Message  // the user message it answers
+	done     chan struct{}
+	res      *TurnResult
+	err      error
+}
+
+// Done is closed when the turn's outcome is committed.
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Wait returns the turn's outcome once it is committed, or ctx's error.
+func (t *Turn) Wait(ctx context.Context) (*TurnResult, error) {
+	select {
+	case <-t.done:
+		return t.res, t.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// finished makes a Turn that is already over (a job's cached answer).
+func finished(res *TurnResult) *Turn {
+	t := &Turn{Exchange: res.Exchange, Query: res.Query, done: make(chan struct{}), res: res}
+	close(t.done)
+	return t
+}
+
+// running is a turn this process is executing.
+type running struct {
+	userID int64
+	cancel context.CancelCauseFunc
+	turn   *Turn
+}
+
+// Why a turn's context ends early.
+var (
+	errStopped   = errors.New("stopped by the user")
+	errShutdown  = errors.New("the server is shutting down")
+	errLeaseLost = errors.New("the turn's lease was taken over")
+)
+
+// turnInput is what a turn needs besides its exchange and user message.
+type turnInput struct {
+	userID  int64
+	context string
+	page    *models.Page // the page of a page chat, as first read
+	retry   bool
+}
+
+// launch runs a started turn in the background and returns at once.
+func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInput) *Turn {
+	t := &Turn{Exchange: ex, Query: query, done: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s.mu.Lock()
+	s.running[ex.ID] = &running{userID: ex.UserID, cancel: cancel, turn: t}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	if !in.retry {
+		s.publishEntry(ex, query)
+	}
+	s.publishTurn(ex)
+	go func() {
+		defer s.wg.Done()
+		defer close(t.done)
+		defer cancel(nil)
+		t.res, t.err = s.execute(ctx, t, in)
+		s.mu.Lock()
+		delete(s.running, ex.ID)
+		s.mu.Unlock()
+		if t.err != nil {
+			s.opts.Logger.Error("turn", "exchange", ex.ID, "err", t.err)
+		}
+		s.publishOutcome(ex, t.res)
+	}()
+	return t
+}
+
+// execute runs the agent for a turn and commits its outcome: the reply, the
+// partial reply of a stopped turn, or an error row.
+func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResult, error) {
+	ex := t.Exchange
+	res := &TurnResult{Exchange: ex, Query: t.Query}
+	// Database writes outlive the turn's context: a stopped or failing turn
+	// still records its outcome.
+	db := context.WithoutCancel(ctx)
+	stop := s.heartbeat(ctx, ex.ID, func() { s.cancelTurn(ex.ID, errLeaseLost) })
+	defer stop()
+
+	req, page, err := s.turnRequest(db, t, in)
+	if err != nil {
+		return s.fail(db, res, err)
+	}
+	var partial strings.Builder
+	req.OnEntry = func(m *models.Message) error {
+		if _, err := s.store.AppendEntry(db, ex.ID, s.owner, m); err != nil {
+			return err
+		}
+		s.publishEntry(ex, m)
+		return nil
+	}
+	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
+		partial.WriteString(d)
+		s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d})
+	})
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errLeaseLost):
+		return nil, fmt.Errorf("turn on exchange %d: %w", ex.ID, models.ErrLeaseLost)
+	case errors.Is(cause, errStopped):
+		res.Stopped = true
+		resp = &models.AgentResponse{
+			Content: partial.String(), AgentType: ex.AgentType, Suggestions: []models.Suggestion{},
+			Metadata: map[string]any{"stopped": true},
+		}
+	case errors.Is(cause, errShutdown):
+		return s.fail(db, res, errors.New("the server restarted while this reply was being written"))
+	case err != nil:
+		return s.fail(db, res, err)
+	}
+	agentType := resp.AgentType
+	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
+	reply.EditMode = s.proposalMode(resp, page, ex.ID)
+	if err := s.store.FinishTurn(db, ex.ID, s.owner, reply); err != nil {
+		return nil, err
+	}
+	res.Reply = reply
+	return res, nil
+}
+
+// turnRequest builds what the agent is asked: the bounded log before the
+// user message (a retried turn's leftovers after it are not shown), and, in
+// a page's chat, the page as it is now (returned too: proposals are made
+// against it).
+func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Request, *models.Page, error) {
+	ex := t.Exchange
+	recent, err := s.store.RecentContext(ctx, in.userID, ex.ID, s.opts.ContextMessages+8)
+	if err != nil {
+		return Request{}, nil, err
+	}
+	history := recent[:0]
+	for _, m := range recent {
+		if m.ID < t.Query.ID {
+			history = append(history, m)
+		}
+	}
+	if n := len(history); n > s.opts.ContextMessages {
+		history = history[n-s.opts.ContextMessages:]
+	}
+	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history}
+	if ex.PageID == nil {
+		return req, nil, nil
+	}
+	page := in.page
+	if page == nil { // a retry: read the page as it is now
+		if page, err = s.store.Page(ctx, in.userID, *ex.PageID); err != nil {
+			return Request{}, nil, err
+		}
+	}
+	req.Page = &PageContext{ID: page.ID, Title: page.Title, Content: page.Content}
+	return req, page, nil
+}
+
+func pageID(ex *models.Exchange) int64 {
+	if ex.PageID == nil {
+		return 0
+	}
+	return *ex.PageID
+}
+
+// Stop cancels the user's running turn on the exchange and waits for it to
+// commit what was written so far, marked as stopped.
+func (s *Service) Stop(ctx context.Context, userID, exchangeID int64) (*TurnResult, error) {
+	s.mu.Lock()
+	r := s.running[exchangeID]
+	s.mu.Unlock()
+	if r == nil || r.userID != userID {
+		ex, err := s.store.Exchange(ctx, userID, exchangeID)
+		if err != nil {
+			return nil, err
+		}
+		if ex.TurnStatus == models.TurnRunning {
+			return nil, ErrNotHere
+		}
+		return nil, ErrNotRunning
+	}
+	r.cancel(errStopped)
+	return r.turn.Wait(ctx)
+}
+
+// ErrNotRunning means there is no reply being written to stop.
+var ErrNotRunning = errors.New("no reply is being written in this conversation")
+
+// ErrNotHere means the turn runs in another server process, which this one
+// cannot stop.
+var ErrNotHere = errors.New("the reply is being written by another server; it cannot be stopped from here")
+
+func (s *Service) cancelTurn(exchangeID int64, cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.running[exchangeID]; r != nil {
+		r.cancel(cause)
+	}
+}
+
+// Retry answers the last user message of the user's failed exchange again.
+func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, error) {
+	ex, query, err := s.store.RetryTurn(ctx, userID, exchangeID, s.owner, s.opts.MaxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	return s.launch(ex, query, turnInput{userID: userID, retry: true}), nil
+}
+
+// Close stops the running turns (each records that the server restarted,
+// so it can be retried) and waits for them, up to ctx's deadline.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	for _, r := range s.running {
+		r.cancel(errShutdown)
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RecoverStaleTurns fails the turns of dead processes with an error row, then
+// retries those that have automatic attempts left. A turn's process is dead
+// when its lease was not renewed for StaleAfter, or at once when it ran on
+// this host and its process is gone (a crash, then a restart). Run it at
+// start-up and periodically.
+func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
+	const reason = "The server stopped while this reply was being written. Your message is kept: retry it."
+	running, err := s.store.RunningTurns(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var failed []models.Exchange
+	for _, ex := range running {
+		if ex.TurnOwner == nil || !s.ownerDead(*ex.TurnOwner) {
+			continue
+		}
+		if _, err := s.store.FailTurn(ctx, ex.ID, *ex.TurnOwner, reason); err != nil {
+			if errors.Is(err, models.ErrLeaseLost) {
+				continue // it ended meanwhile
+			}
+			return len(failed), err
+		}
+		failed = append(failed, ex)
+	}
+	stale, err := s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter), reason)
+	failed = append(failed, stale...)
+	for _, ex := range failed {
+		if ex.TurnAttempts > s.opts.AutoRetries {
+			continue
+		}
+		if _, err := s.Retry(ctx, ex.UserID, ex.ID); err != nil {
+			s.opts.Logger.Warn("automatic retry", "exchange", ex.ID, "err", err)
+		}
+	}
+	return len(failed), err
+}
+
+// publishEntry tells the user's tabs that an entry was committed.
+func (s *Service) publishEntry(ex *models.Exchange, m *models.Message) {
+	s.hub.Publish(Event{Kind: EventEntry, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex, Entry: m})
+}
+
+// publishTurn tells the user's tabs the exchange's header changed.
+func (s *Service) publishTurn(ex *models.Exchange) {
+	s.hub.Publish(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
+}
+
+// publishOutcome announces a finished turn: its reply (or error row) and the
+// exchange's header as it now stands.
+func (s *Service) publishOutcome(ex *models.Exchange, res *TurnResult) {
+	ctx := context.Background()
+	if fresh, err := s.store.Exchange(ctx, ex.UserID, ex.ID); err == nil {
+		ex = fresh
+	}
+	if res != nil && res.Reply != nil {
+		s.publishEntry(ex, res.Reply)
+	}
+	s.publishTurn(ex)
+}
