@@ -113,16 +113,28 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 	body.StreamOptions = &struct {
 		IncludeUsage bool `json:"include_usage"`
 	}{IncludeUsage: true}
+	if req.AgentType == AgentPageAssistant && req.Page != nil {
+		body.Tools = pageTools()
+	}
 	comp, err := o.complete(ctx, body, onDelta)
 	if err != nil {
 		return nil, err
 	}
-	meta := map[string]any{"provider": o.Name(), "model": comp.Model, "finish_reason": comp.FinishReason}
+	content, meta := comp.Content, map[string]any{}
+	if body.Tools != nil {
+		if content, meta, err = pageReplyFrom(req, comp); err != nil {
+			return nil, err
+		}
+		if meta == nil {
+			meta = map[string]any{}
+		}
+	}
+	meta["provider"], meta["model"], meta["finish_reason"] = o.Name(), comp.Model, comp.FinishReason
 	for k, v := range comp.Usage {
 		meta[k] = v
 	}
 	return &models.AgentResponse{
-		Content: comp.Content, AgentType: req.AgentType, Confidence: "medium",
+		Content: content, AgentType: req.AgentType, Confidence: "medium",
 		Suggestions: []models.Suggestion{}, Metadata: meta,
 	}, nil
 }
@@ -137,6 +149,9 @@ var systemPrompts = map[string]string{
 // query.
 func (o *OpenAI) messages(req Request) []chatMessage {
 	sys := systemPrompts[req.AgentType]
+	if req.AgentType == AgentPageAssistant && req.Page != nil {
+		sys = pageSystemPrompt(req.Page)
+	}
 	if sys == "" {
 		sys = systemPrompts[AgentRouter]
 	}
