@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,6 +278,61 @@ func TestRecoveryFailsTurnsOfDeadLocalProcessesAtOnce(t *testing.T) {
 	for id, want := range map[int64]string{dead.ID: models.TurnFailed, alive.ID: models.TurnRunning, remote.ID: models.TurnRunning} {
 		if ex, _ := s.Exchange(ctx, ann, id); ex.TurnStatus != want {
 			t.Errorf("exchange %d: %s, want %s", id, ex.TurnStatus, want)
+		}
+	}
+}
+
+func TestConcurrentSendsToOneExchange(t *testing.T) {
+	s := newStore(t)
+	ann := newUser(t, s, "ann")
+	ctx := context.Background()
+	svc := New(s, &Builtin{Delay: time.Millisecond}, Options{Logger: quiet})
+	first, err := svc.Send(ctx, SendRequest{UserID: ann, Query: "start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := first.Exchange.ID
+	const senders, rounds = 8, 5
+	var mu sync.Mutex
+	accepted, refused := 0, 0
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				_, err := svc.Send(ctx, SendRequest{UserID: ann, ExchangeID: id, Query: fmt.Sprintf("sender %d round %d", i, r)})
+				mu.Lock()
+				switch {
+				case err == nil:
+					accepted++
+				case errors.Is(err, models.ErrTurnRunning):
+					refused++
+				default:
+					t.Errorf("send: %v", err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if accepted+refused != senders*rounds || accepted == 0 {
+		t.Fatalf("accepted %d, refused %d", accepted, refused)
+	}
+	msgs, err := s.Messages(ctx, ann, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every accepted send is in the log with its reply; seqs are 0..n-1.
+	if want := 2 * (accepted + 1); len(msgs) != want {
+		t.Fatalf("%d entries, want %d", len(msgs), want)
+	}
+	for i, m := range msgs {
+		if m.Seq == nil || *m.Seq != int64(i) {
+			t.Fatalf("entry %d has seq %v", i, m.Seq)
+		}
+		if want := []string{models.RoleUser, models.RoleAssistant}[i%2]; m.Role != want {
+			t.Fatalf("entry %d is %s, want %s (interleaved turns)", i, m.Role, want)
 		}
 	}
 }
