@@ -33,6 +33,21 @@ func (t *Turn) Wait(ctx context.Context) (*TurnResult, error) {
 	}
 }
 
+// StartResult starts a turn (as Start does) and returns what is known at
+// once: the exchange and the user message, with the reply to come (nil) over
+// the hub; or the whole outcome when there was no agent to run (a job's
+// cached answer). It has Send's signature, for callers that choose.
+func (s *Service) StartResult(ctx context.Context, req SendRequest) (*TurnResult, error) {
+	t, err := s.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if t.Query == nil { // cached: already finished
+		return t.res, t.err
+	}
+	return &TurnResult{Exchange: t.Exchange, Query: t.Query}, nil
+}
+
 // finished makes a Turn that is already over (a job's cached answer).
 func finished(res *TurnResult) *Turn {
 	t := &Turn{Exchange: res.Exchange, Query: res.Query, done: make(chan struct{}), res: res}

@@ -107,8 +107,12 @@ func (h *Handlers) chatConversation(c *fiber.Ctx, id int64) (views.Conversation,
 	if err != nil {
 		return views.Conversation{}, err
 	}
-	return views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs),
-		AdminViewed: adminViewed(seen)}, nil
+	conv := views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs),
+		AdminViewed: adminViewed(seen)}
+	if n := len(conv.Messages); n > 0 && ex.TurnStatus == models.TurnFailed && conv.Messages[n-1].Role == views.RoleError {
+		conv.Messages[n-1].Retry = &views.RetryView{Action: fmt.Sprintf("/chat/%d/retry", id), CSRF: h.csrfToken(c)}
+	}
+	return conv, nil
 }
 
 // chatGeneral loads one of the user's general exchanges: page and job

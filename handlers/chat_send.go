@@ -24,7 +24,13 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.agents.Send(ctx, agents.SendRequest{
+	// htmx tabs get the user message at once and follow the reply live;
+	// without JavaScript the answer waits for the reply.
+	send := h.agents.Send
+	if isFragment(c) {
+		send = h.agents.StartResult
+	}
+	res, err := send(ctx, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
 	var input *agents.InputError
@@ -73,6 +79,9 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 		Item:       chatHistoryItem(res.Exchange, res.Exchange.ID, time.Now(), csrf),
 	}
 	s.Item.Group = "" // it goes right under the Today header
+	if res.Reply == nil && res.Query != nil { // still being written: it follows live
+		s.Pending = &res.Query.ID
+	}
 	for _, m := range []*models.Message{res.Query, res.Reply} {
 		if m == nil {
 			continue

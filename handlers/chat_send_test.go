@@ -100,7 +100,8 @@ func TestChatSendErrors(t *testing.T) {
 	}
 }
 
-// With htmx a send answers with the two new messages and, out of band, the
+// With htmx a send answers at once with the user message and, out of band,
+// the cell where the reply will be written (it arrives over /live), the
 // history item at the top, the title and the composer's exchange_id.
 func TestChatSendHTMX(t *testing.T) {
 	a := newTestApp(t)
@@ -112,8 +113,11 @@ func TestChatSendHTMX(t *testing.T) {
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
 	msgs := chatTranscript(doc)
-	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[0].Text != "hi there" || msgs[1].Role != "assistant" {
+	if len(msgs) != 1 || msgs[0].Role != "user" || msgs[0].Text != "hi there" {
 		t.Fatalf("fragment messages %+v", msgs)
+	}
+	if !strings.Contains(bodyOf(res), `data-testid="pending-reply"`) {
+		t.Fatal("no pending reply cell in the send answer")
 	}
 	if strings.Contains(bodyOf(res), "<html") {
 		t.Fatal("htmx got a full page")
@@ -140,6 +144,7 @@ func TestChatSendHTMX(t *testing.T) {
 		t.Fatal("the new item is not highlighted")
 	}
 	// The session follows: a reload shows this conversation.
+	a.waitTurns()
 	if got := chatTranscript(c.chatPage(t, "/chat")); len(got) != 2 || got[0].Text != "hi there" {
 		t.Fatalf("reload after an htmx send shows %+v", got)
 	}

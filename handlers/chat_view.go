@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,6 +31,17 @@ func (h *Handlers) chatMessage(m *models.Message, csrf string) (views.ChatMessag
 	switch m.Role {
 	case models.RoleUser, models.RoleError:
 		v.Text = m.Content
+	case models.RoleToolCall, models.RoleToolResult:
+		v.Text = m.Content
+		if m.Tool != nil {
+			detail := any(m.Tool.Arguments)
+			if m.Role == models.RoleToolResult {
+				detail = m.Tool.Result
+			}
+			if b, err := json.MarshalIndent(detail, "", "  "); err == nil && detail != nil {
+				v.Detail = string(b)
+			}
+		}
 	case models.RoleAssistant:
 		v.HTML = h.markdown.HTML(m.Content)
 		fb := chatFeedbackView(m, csrf)

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -233,5 +234,23 @@ func mustStatus(t *testing.T, res *http.Response, want int) {
 	t.Helper()
 	if res.StatusCode != want {
 		t.Fatalf("%s %s: status %d, want %d: %s", res.Request.Method, res.Request.URL, res.StatusCode, want, bodyOf(res))
+	}
+}
+
+// waitTurns waits until no turn runs: htmx sends return before the reply is
+// written.
+func (a *testApp) waitTurns() {
+	a.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		running, err := a.store.RunningTurns(context.Background())
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		if len(running) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("%d turns still running", len(running))
+		}
 	}
 }

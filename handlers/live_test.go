@@ -276,6 +276,35 @@ func TestLiveFollowsRealTurns(t *testing.T) {
 	tab.readUntil("the turn's end", func() bool { return tab.turn == models.TurnIdle && tab.closed > 0 })
 }
 
+// A tab that cannot keep up loses events: it catches up from the database.
+func TestLiveLaggingTabCatchesUpFromTheDatabase(t *testing.T) {
+	a := newTestApp(t)
+	addr := a.listen()
+	ann := a.register("ann")
+	ex, q1 := a.liveStart(ann.user.ID, 0, "first")
+	r1 := a.liveFinish(ann.user.ID, ex.ID, "answer")
+	tab := ann.openTab(t, addr)
+	tab.watch(ex.ID, -1)
+	tab.hasEntries(msgID(q1), msgID(r1))
+
+	// An entry is committed; then, while the tab reads nothing, far more
+	// than the socket buffers and the subscription's queue hold (96 MiB of
+	// deltas): the server blocks writing and the hub drops the rest, the
+	// entry's event with them.
+	ex2, q2, err := a.store.StartTurn(context.Background(), models.TurnStart{
+		UserID: ann.user.ID, ExchangeID: ex.ID, AgentType: "router", Query: "sent while the tab lagged", Owner: liveOwner,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	piece := strings.Repeat("x", 64<<10)
+	for range 1500 {
+		a.liveDelta(ann.user.ID, ex.ID, piece)
+	}
+	a.hub.Publish(agents.Event{Kind: agents.EventEntry, UserID: ann.user.ID, ExchangeID: ex.ID, Exchange: ex2, Entry: q2})
+	tab.hasEntries(msgID(q1), msgID(r1), msgID(q2))
+}
+
 func TestLiveRefusesOversizeAndGarbage(t *testing.T) {
 	a := newTestApp(t)
 	addr := a.listen()

@@ -474,6 +474,24 @@
     if (s && stick) s.scrollTop = getComputedStyle(s).flexDirection === "column-reverse" ? 0 : s.scrollHeight;
   });
 
+  // A page kept in the back/forward cache would keep its socket open (and
+  // the server's subscription) while hidden: it lets go of it, and takes a
+  // new one, which catches up, when it is shown again. htmx-ext-ws exposes
+  // no close, so this reaches its wrapper through htmx's element data.
+  function wrapper() {
+    const live = document.getElementById("live");
+    const data = live && live["htmx-internal-data"];
+    return data && data.webSocket;
+  }
+  window.addEventListener("pagehide", (e) => {
+    const w = wrapper();
+    if (e.persisted && w) w.close();
+  });
+  window.addEventListener("pageshow", (e) => {
+    const w = wrapper();
+    if (e.persisted && w) w.init();
+  });
+
   // After any swap: drop what came twice, and follow the composer to the
   // exchange a first message created.
   document.addEventListener("htmx:afterSettle", () => {

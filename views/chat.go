@@ -37,7 +37,22 @@ type ChatMessage struct {
 	Time     string        // "15:04", beside the message
 	TimeFull string        // for the tooltip and datetime attribute (RFC 3339)
 	Feedback *FeedbackView // assistant replies only
+	Retry    *RetryView    // on the error row that ended a failed turn
+	Detail   string        // tool entries: the call's arguments or the result, as JSON
 }
+
+// RetryView is the Retry button under the error of a failed turn: it answers
+// the preserved user message again.
+type RetryView struct {
+	Action string // /chat/{id}/retry
+	CSRF   string
+}
+
+// Tool entry roles, shown compactly between the messages.
+const (
+	RoleToolCall   = "tool_call"
+	RoleToolResult = "tool_result"
+)
 
 // FeedbackView is the rating control under an assistant reply.
 type FeedbackView struct {
@@ -101,6 +116,9 @@ type ChatSent struct {
 	New        bool        // the message started the exchange
 	ExchangeID int64
 	Title      string
+	// Pending, when set, opens the cell where the reply to this user message
+	// appears as it is written (it arrives over /live).
+	Pending *int64
 }
 
 // ChatConfirm is the page that asks before deleting, for browsers without
