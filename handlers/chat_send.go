@@ -78,7 +78,7 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 		New:        isNew,
 		Item:       chatHistoryItem(res.Exchange, res.Exchange.ID, time.Now(), csrf),
 	}
-	s.Item.Group = "" // it goes right under the Today header
+	s.Item.Group = ""                         // it goes right under the Today header
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live
 		s.Pending = &res.Query.ID
 	}

@@ -123,8 +123,8 @@ func TestPageEditHooks(t *testing.T) {
 	_, doc := renderHTML(t, PageEdit(p))
 	ta := one(t, doc, "page-content")
 	mustAttr(t, ta, "name", "content")
-	if textOf(ta) != "# T <script>x</script>" || len(byTag(doc, "script")) != 2 {
-		// two: the layout's htmx and app.js, and nothing from the page
+	if textOf(ta) != "# T <script>x</script>" || len(byTag(doc, "script")) != 3 {
+		// three: the layout's htmx, its ws extension and app.js; nothing from the page
 		t.Fatalf("editor text %q, %d scripts", textOf(ta), len(byTag(doc, "script")))
 	}
 	mustAttr(t, one(t, doc, "page-save"), "form", "page-form")
