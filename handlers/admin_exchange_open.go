@@ -110,11 +110,12 @@ func (h *Handlers) adminLogEntries(msgs []models.Message, proposals map[int64]st
 		if m.AgentType != nil {
 			e.Agent = *m.AgentType
 		}
-		if chat, ok := h.chatMessage(m, ""); ok {
+		isTool := m.Role == models.RoleToolCall || m.Role == models.RoleToolResult
+		if chat, ok := h.chatMessage(m, ""); ok && !isTool {
 			chat.Feedback = nil // read-only: the rating is among the facts
 			e.Chat = &chat
 		} else {
-			e.Tool = adminTool(m)
+			e.Tool = adminTool(m) // with its name, call id and payload
 		}
 		out = append(out, e)
 	}

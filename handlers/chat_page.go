@@ -85,7 +85,8 @@ func (h *Handlers) chatPage(c *fiber.Ctx, id int64, before string) (views.ChatPa
 		Base:         h.base(c, title, "chat"),
 		Conversation: conv,
 		History:      list,
-		Composer:     views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: h.csrfToken(c)},
+		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: h.csrfToken(c),
+			TurnStatus: conv.TurnStatus},
 	}, nil
 }
 
@@ -108,7 +109,7 @@ func (h *Handlers) chatConversation(c *fiber.Ctx, id int64) (views.Conversation,
 		return views.Conversation{}, err
 	}
 	conv := views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs),
-		AdminViewed: adminViewed(seen)}
+		AdminViewed: adminViewed(seen), TurnStatus: ex.TurnStatus}
 	if n := len(conv.Messages); n > 0 && ex.TurnStatus == models.TurnFailed && conv.Messages[n-1].Role == views.RoleError {
 		conv.Messages[n-1].Retry = &views.RetryView{Action: fmt.Sprintf("/chat/%d/retry", id), CSRF: h.csrfToken(c)}
 	}

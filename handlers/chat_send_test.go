@@ -162,6 +162,7 @@ func TestChatSendHTMX(t *testing.T) {
 		t.Fatalf("moved item: %s", chatText(items[0]))
 	}
 	// A tab already at /chat/{id} gets no second history entry for it.
+	a.waitTurns() // the reply to "more" is still being written
 	res = c.htmxFrom(http.MethodPost, "/chat/send", fmt.Sprintf("http://example.com/chat/%d", older),
 		url.Values{"query": {"again"}, "exchange_id": {fmt.Sprint(older)}})
 	mustStatus(t, res, http.StatusOK)

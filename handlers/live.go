@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,7 +223,7 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 			if s.feed == nil {
 				s.feed = newLiveFeed(exchangeID, liveFloor(msgs, since))
 			}
-			s.entries(u, msgs)
+			s.entries(u, msgs, ex)
 			s.turnState(u, ex)
 			return true, nil
 		}
@@ -250,7 +251,7 @@ func (s *liveSession) event(e agents.Event) error {
 	switch e.Kind {
 	case agents.EventEntry:
 		if watched && e.Entry != nil {
-			s.entries(&u, []models.Message{*e.Entry})
+			s.entries(&u, []models.Message{*e.Entry}, e.Exchange)
 		}
 	case agents.EventDelta:
 		if watched && e.Delta != "" {
@@ -264,8 +265,9 @@ func (s *liveSession) event(e agents.Event) error {
 }
 
 // entries adds the entries new to the tab to the transcript; a reply among
-// them closes the pending reply cell.
-func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message) {
+// them closes the pending reply cell. ex is the exchange's header as of the
+// last of them (nil: unknown).
+func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Exchange) {
 	for i := range msgs {
 		m := &msgs[i]
 		if !s.feed.take(m) {
@@ -278,6 +280,13 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message) {
 			u.CloseReply, s.reply = true, false
 			u.OpenReply = nil
 		}
+	}
+	// The error row that ended a failed chat turn offers Retry, as the page
+	// does (chatConversation).
+	n := len(u.Entries)
+	if n > 0 && ex != nil && ex.Scope == models.ScopeGeneral && ex.TurnStatus == models.TurnFailed &&
+		u.Entries[n-1].Role == views.RoleError && u.Entries[n-1].ID == msgs[len(msgs)-1].ID {
+		u.Entries[n-1].Retry = &views.RetryView{Action: "/chat/" + strconv.FormatInt(ex.ID, 10) + "/retry", CSRF: s.csrf}
 	}
 }
 

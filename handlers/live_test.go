@@ -121,6 +121,9 @@ func TestLiveReconnectMissesNothingAndRepeatsNothing(t *testing.T) {
 	back := ann.openTab(t, addr)
 	back.watch(ex.ID, since)
 	back.hasEntries(msgID(q2), msgID(e2))
+	if strings.Contains(strings.Join(back.frames, ""), `data-testid="retry"`) {
+		t.Fatal("Retry offered while the retry runs")
+	}
 	back.readUntil("the running turn", func() bool { return back.turn == models.TurnRunning && back.opened == 1 })
 
 	// The live tail continues on the new connection, once.
@@ -179,6 +182,29 @@ func TestLiveDeltasFillThePendingCell(t *testing.T) {
 	tab.hasEntries(msgID(q), msgID(r), msgID(q2))
 	if tab.opened != 2 {
 		t.Fatalf("%d cells opened, want 2", tab.opened)
+	}
+}
+
+func TestLiveFailedTurnOffersRetry(t *testing.T) {
+	a := newTestApp(t)
+	addr := a.listen()
+	ann := a.register("ann")
+	ex, q := a.liveStart(ann.user.ID, 0, "will fail")
+	tab := ann.openTab(t, addr)
+	tab.watch(ex.ID, -1)
+	tab.hasEntries(msgID(q))
+	e := a.liveFail(ann.user.ID, ex.ID, "the provider is down")
+	tab.hasEntries(msgID(q), msgID(e))
+	retry := `action="/chat/` + strconv.FormatInt(ex.ID, 10) + `/retry"`
+	if !strings.Contains(tab.frames[len(tab.frames)-1], retry) {
+		t.Fatalf("the error row has no Retry: %q", tab.frames[len(tab.frames)-1])
+	}
+	// A tab that opens later gets it with the catch-up.
+	late := ann.openTab(t, addr)
+	late.watch(ex.ID, -1)
+	late.hasEntries(msgID(q), msgID(e))
+	if !strings.Contains(late.frames[0], retry) {
+		t.Fatalf("the caught-up error row has no Retry: %q", late.frames[0])
 	}
 }
 

@@ -13,9 +13,10 @@ type ChatPage struct {
 
 // Conversation is the open exchange as the transcript shows it.
 type Conversation struct {
-	ID       int64  // 0: a new chat, not stored yet
-	Title    string // "" for a new chat
-	Messages []ChatMessage
+	TurnStatus string // of its turn: running, idle or failed
+	ID         int64  // 0: a new chat, not stored yet
+	Title      string // "" for a new chat
+	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
 }
