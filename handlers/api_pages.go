@@ -109,6 +109,7 @@ func (h *Handlers) apiPageUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishPage(currentUser(c).ID, p.ID)
 	return c.JSON(newAPIPage(p))
 }
 
@@ -174,6 +175,7 @@ func (h *Handlers) apiProposalAccept(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishPage(currentUser(c).ID, p.ID)
 	return c.JSON(newAPIPage(p))
 }
 

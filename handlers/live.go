@@ -20,9 +20,14 @@ import (
 // Live updates: one websocket per tab at /live. The tab says which exchange
 // it shows, and the highest seq it has, in a watch message:
 //
-//	{"type": "watch", "exchange_id": N, "since": S}   // S = -1: none
+//	{"type": "watch", "exchange_id": N, "since": S, "page_id": P}   // S = -1: none
 //
-// sent on open, on a switch of conversation, and after a reconnect. The
+// sent on open, on a switch of conversation, and after a reconnect. P is
+// the page whose editor the tab shows (absent or 0: none): when it changes
+// (a save, an accepted proposal, a restore, in any tab or the API), the
+// server pushes its text, preview, revisions and the watched chat's
+// proposal cards. The entries of a page's chat come as the panel shows
+// them, a proposal with its card. The
 // server answers with rendered fragments that htmx swaps out of band by
 // element id (views.LiveMessage): the entries past S, then as they happen the
 // watched exchange's new entries, the text of the reply being written, and
@@ -54,7 +59,8 @@ type liveClient struct {
 type liveRequest struct {
 	Type       string `json:"type"`
 	ExchangeID int64  `json:"exchange_id"`
-	Since      *int64 `json:"since"` // absent: -1, the tab has nothing
+	Since      *int64 `json:"since"`   // absent: -1, the tab has nothing
+	PageID     int64  `json:"page_id"` // the page whose editor the tab shows; 0: none
 }
 
 // liveUpgrade admits a websocket handshake: a signed-in user (401), a real
@@ -126,12 +132,16 @@ func (h *Handlers) live(conn *websocket.Conn) {
 // touches it; read only hands over the tab's messages.
 type liveSession struct {
 	*liveClient
-	h     *Handlers
-	conn  *websocket.Conn
-	ctx   context.Context
-	sub   *agents.Subscription
-	feed  *liveFeed // the watched exchange; nil: none
-	reply bool      // the tab has a pending reply cell open, as far as we know
+	h    *Handlers
+	conn *websocket.Conn
+	ctx  context.Context
+	sub  *agents.Subscription
+	feed *liveFeed // the watched exchange; nil: none
+	// feedPage is the page the watched exchange is a chat of (0: a general
+	// chat): its entries are shown as the page's panel shows them.
+	feedPage int64
+	pageID   int64 // the page whose editor the tab shows; 0: none
+	reply    bool  // the tab has a pending reply cell open, as far as we know
 }
 
 // read hands the tab's watch messages to run, until the connection fails
@@ -195,7 +205,8 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 // what it lacks: the entries past its seq, and the turn's state. Another
 // user's exchange, or a missing one, is watched as none: nothing is sent.
 func (s *liveSession) watch(req liveRequest) error {
-	s.feed, s.reply = nil, false
+	s.feed, s.feedPage, s.reply = nil, 0, false
+	s.pageID = max(req.PageID, 0)
 	if req.ExchangeID <= 0 {
 		return nil
 	}
@@ -223,13 +234,18 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 			if s.feed == nil {
 				s.feed = newLiveFeed(exchangeID, liveFloor(msgs, since))
 			}
-			s.entries(u, msgs, ex)
-			s.turnState(u, ex)
-			return true, nil
+			s.feedPage = 0
+			if ex.Scope == models.ScopePage && ex.PageID != nil {
+				s.feedPage = *ex.PageID
+			}
+			if err = s.entries(u, msgs, ex); err == nil {
+				s.turnState(u, ex)
+				return true, nil
+			}
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
-		s.feed, s.reply = nil, false
+		s.feed, s.feedPage, s.reply = nil, 0, false
 		return false, nil
 	}
 	return false, err
@@ -241,9 +257,14 @@ func (s *liveSession) event(e agents.Event) error {
 		return nil // the hub is per user; this is a second lock on that door
 	}
 	var u views.LiveUpdate
-	if s.sub.Lagged() && s.feed != nil {
+	if s.sub.Lagged() {
 		// Events were dropped: what they pointed to is in the database.
-		if _, err := s.catchUp(&u, s.feed.exchangeID, -1); err != nil {
+		if s.feed != nil {
+			if _, err := s.catchUp(&u, s.feed.exchangeID, -1); err != nil {
+				return err
+			}
+		}
+		if err := s.page(&u); err != nil {
 			return err
 		}
 	}
@@ -251,7 +272,15 @@ func (s *liveSession) event(e agents.Event) error {
 	switch e.Kind {
 	case agents.EventEntry:
 		if watched && e.Entry != nil {
-			s.entries(&u, []models.Message{*e.Entry}, e.Exchange)
+			if err := s.entries(&u, []models.Message{*e.Entry}, e.Exchange); err != nil {
+				return err
+			}
+		}
+	case agents.EventPage:
+		if s.pageID != 0 && e.PageID == s.pageID && u.Page == nil {
+			if err := s.page(&u); err != nil {
+				return err
+			}
 		}
 	case agents.EventDelta:
 		if watched && e.Delta != "" {
@@ -266,14 +295,19 @@ func (s *liveSession) event(e agents.Event) error {
 
 // entries adds the entries new to the tab to the transcript; a reply among
 // them closes the pending reply cell. ex is the exchange's header as of the
-// last of them (nil: unknown).
-func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Exchange) {
+// last of them (nil: unknown). A page chat's entries are mapped as its panel
+// maps them (pageEntriesOf: a proposal with its card, against the page as
+// it is now).
+func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Exchange) error {
+	var fresh []models.Message
 	for i := range msgs {
 		m := &msgs[i]
 		if !s.feed.take(m) {
 			continue
 		}
-		if v, ok := s.h.chatMessage(m, s.csrf); ok {
+		if s.feedPage != 0 {
+			fresh = append(fresh, *m)
+		} else if v, ok := s.h.chatMessage(m, s.csrf); ok {
 			u.Entries = append(u.Entries, v)
 		}
 		if isReply(m) {
@@ -281,12 +315,70 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 			u.OpenReply = nil
 		}
 	}
+	if len(fresh) > 0 {
+		p, err := s.h.store.Page(s.ctx, s.userID, s.feedPage)
+		if errors.Is(err, models.ErrNotFound) {
+			return nil // deleted with its chats
+		}
+		if err != nil {
+			return err
+		}
+		entries, err := s.h.pageEntriesOf(s.ctx, s.userID, p, fresh, nil, s.csrf)
+		if err != nil {
+			return err
+		}
+		u.PageEntries = append(u.PageEntries, entries...)
+		return nil
+	}
 	// The error row that ended a failed chat turn offers Retry, as the page
 	// does (chatConversation).
 	n := len(u.Entries)
 	if n > 0 && ex != nil && ex.Scope == models.ScopeGeneral && ex.TurnStatus == models.TurnFailed &&
 		u.Entries[n-1].Role == views.RoleError && u.Entries[n-1].ID == msgs[len(msgs)-1].ID {
 		u.Entries[n-1].Retry = &views.RetryView{Action: "/chat/" + strconv.FormatInt(ex.ID, 10) + "/retry", CSRF: s.csrf}
+	}
+	return nil
+}
+
+// page adds the shown page's state as it is now: the editor's text,
+// preview and revisions, and the watched chat's proposal cards when it is
+// one of the page's (their staleness follows the page). Nothing when the
+// tab shows no page, or the page is gone or not the user's.
+func (s *liveSession) page(u *views.LiveUpdate) error {
+	if s.pageID == 0 {
+		return nil
+	}
+	p, err := s.h.store.Page(s.ctx, s.userID, s.pageID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ed, err := s.h.pageEditorOf(s.ctx, s.userID, p, s.csrf)
+	if err != nil {
+		return err
+	}
+	saved := views.PageSaved{Editor: ed, Content: true}
+	if s.feed != nil && s.feedPage == p.ID {
+		msgs, err := s.h.store.Messages(s.ctx, s.userID, s.feed.exchangeID, nil)
+		if err != nil && !errors.Is(err, models.ErrNotFound) {
+			return err
+		}
+		entries, err := s.h.pageEntriesOf(s.ctx, s.userID, p, msgs, nil, s.csrf)
+		if err != nil {
+			return err
+		}
+		saved.Cards = entryCards(entries)
+	}
+	u.Page = &saved
+	return nil
+}
+
+// publishPage tells the user's open tabs that a page changed.
+func (h *Handlers) publishPage(userID, pageID int64) {
+	if h.hub != nil {
+		h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
 	}
 }
 
@@ -345,7 +437,7 @@ var errLiveWrite = errors.New("live: write failed")
 
 // send renders u and writes it as one message; an empty update sends nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && !u.CloseReply && u.OpenReply == nil && u.Delta == "" &&
+	if len(u.Entries) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.Delta == "" &&
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}

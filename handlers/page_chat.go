@@ -14,8 +14,8 @@ import (
 
 // pageChatSend runs one turn of the page's chat with the page assistant,
 // which sees the page as saved. Without JavaScript it answers 303 to the
-// editor; htmx gets the new entries (a proposal with its card) and, out of
-// band, the composer's exchange, the chat's title and the page's chats.
+// editor; htmx gets the user message at once, the pending reply cell (the
+// reply, a proposal with its card, follows live) and, out of band, the composer's exchange, the chat's title and the page's chats.
 func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	p, err := h.pageParam(c)
 	if err != nil {
@@ -26,7 +26,13 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 		return err
 	}
 	query := c.FormValue("query")
-	res, err := h.agents.Send(c.UserContext(), agents.SendRequest{
+	// htmx tabs get the user message at once and follow the reply live
+	// (/live); without JavaScript the answer waits for the reply.
+	send := h.agents.Send
+	if isFragment(c) {
+		send = h.agents.StartResult
+	}
+	res, err := send(c.UserContext(), agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
 	var input *agents.InputError
@@ -54,7 +60,11 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	if panel.Chats, err = h.pageChats(c, p, res.Exchange.ID); err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, views.PageChatSent(panel, entries))
+	var pending *int64
+	if res.Reply == nil && res.Query != nil { // still being written: it follows live
+		pending = &res.Query.ID
+	}
+	return render(c, fiber.StatusOK, views.PageChatSent(panel, entries, pending))
 }
 
 // pageChatRefused shows the editor again with the reason next to the

@@ -67,6 +67,7 @@ func (h *Handlers) pageSave(c *fiber.Ctx) error {
 		if p, err = h.store.UpdatePage(c.UserContext(), currentUser(c).ID, p.ID, &title, content); err != nil {
 			return err
 		}
+		h.publishPage(currentUser(c).ID, p.ID)
 		status = pageStatus("Saved")
 	}
 	if !isFragment(c) {
@@ -98,6 +99,7 @@ func (h *Handlers) pageRestore(c *fiber.Ctx) error {
 	if p, err = h.store.RestoreRevision(c.UserContext(), currentUser(c).ID, p.ID, rev); err != nil {
 		return err
 	}
+	h.publishPage(currentUser(c).ID, p.ID)
 	if !isFragment(c) {
 		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
 	}

@@ -39,13 +39,14 @@ func TestPageHTMXProposalFlow(t *testing.T) {
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/chat", id), url.Values{"query": {`replace section "Budget" with: 500 euros`}, "exchange_id": {"0"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
+	// The user message at once, and the pending reply cell: the reply (and
+	// its card) follows live.
 	msgs := chatTranscript(doc)
-	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[1].Role != "assistant" {
+	if len(msgs) != 1 || msgs[0].Role != "user" {
 		t.Fatalf("sent entries %+v", msgs)
 	}
-	cards := pageCards(doc)
-	if len(cards) != 1 || cards[0].Mode != models.EditSectionPatch || cards[0].Stale {
-		t.Fatalf("sent cards %+v", cards)
+	if len(chatByTestID(doc, "pending-reply")) != 1 {
+		t.Fatal("no pending reply cell in the send answer")
 	}
 	ex := oob(t, doc, "composer-exchange")
 	exID, _ := chatAttr(ex, "value")
@@ -56,10 +57,25 @@ func TestPageHTMXProposalFlow(t *testing.T) {
 	if ids := chatHistoryIDs(oob(t, doc, "page-chats")); len(ids) != 1 || fmt.Sprint(ids[0]) != exID {
 		t.Fatalf("page chats %v", ids)
 	}
+	a.waitTurns()
+	panel := func() *html.Node {
+		res := c.htmx(http.MethodGet, fmt.Sprintf("/pages/%d/chat/%s", id, exID), nil)
+		mustStatus(t, res, http.StatusOK)
+		return chatDoc(t, res)
+	}
+	cards := pageCards(panel())
+	if len(cards) != 1 || cards[0].Mode != models.EditSectionPatch || cards[0].Stale {
+		t.Fatalf("cards %+v", cards)
+	}
 	// Another proposal in the same chat, a whole-page one.
 	res = c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/chat", id), url.Values{"query": {`replace "Paris" with "Rome"`}, "exchange_id": {exID}})
 	mustStatus(t, res, http.StatusOK)
-	full := pageCards(chatDoc(t, res))[0]
+	a.waitTurns()
+	all := pageCards(panel())
+	if len(all) != 2 {
+		t.Fatalf("cards %+v", all)
+	}
+	full := all[1]
 
 	res = c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/proposals/%d/accept", id, cards[0].MessageID), url.Values{"pick": {"1"}, "sections": {"## Budget"}})
 	mustStatus(t, res, http.StatusOK)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,12 +45,18 @@ func (h *Handlers) pageEditPage(c *fiber.Ctx, p *models.Page) (views.PageEditPag
 
 // pageEditor builds the editor for p: its text, preview and revisions.
 func (h *Handlers) pageEditor(c *fiber.Ctx, p *models.Page) (views.PageEditor, error) {
-	revs, err := h.store.Revisions(c.UserContext(), currentUser(c).ID, p.ID)
+	return h.pageEditorOf(c.UserContext(), currentUser(c).ID, p, h.csrfToken(c))
+}
+
+// pageEditorOf builds the editor for the user's page p, for a request or a
+// live connection.
+func (h *Handlers) pageEditorOf(ctx context.Context, userID int64, p *models.Page, csrf string) (views.PageEditor, error) {
+	revs, err := h.store.Revisions(ctx, userID, p.ID)
 	if err != nil {
 		return views.PageEditor{}, err
 	}
 	e := views.PageEditor{
-		ID: p.ID, Title: p.Title, Content: p.Content, Preview: h.pagePreviewHTML(p.Content), CSRF: h.csrfToken(c),
+		ID: p.ID, Title: p.Title, Content: p.Content, Preview: h.pagePreviewHTML(p.Content), CSRF: csrf,
 	}
 	now := time.Now()
 	for i := len(revs) - 1; i >= 0 && len(e.Revisions) < pageRevisionsShown; i-- {
@@ -108,7 +115,7 @@ func (h *Handlers) pagePanel(c *fiber.Ctx, p *models.Page) (views.PagePanel, err
 			if panel.Entries, err = h.pageEntries(c, p, msgs); err != nil {
 				return panel, err
 			}
-			panel.Title = chatTitle(ex)
+			panel.Title, panel.TurnStatus = chatTitle(ex), ex.TurnStatus
 		}
 	}
 	panel.ExchangeID = current
@@ -155,18 +162,23 @@ func (h *Handlers) pageExchange(c *fiber.Ctx, p *models.Page, id int64) (*models
 // with its card: applied ones as a note, dismissed ones (in this session, or
 // rejected for good) with none.
 func (h *Handlers) pageEntries(c *fiber.Ctx, p *models.Page, msgs []models.Message) ([]views.PageEntry, error) {
+	return h.pageEntriesOf(c.UserContext(), currentUser(c).ID, p, msgs, h.dismissed(c.UserContext(), p.ID), h.csrfToken(c))
+}
+
+// pageEntriesOf is pageEntries for a request or a live connection: the
+// user's page p, the proposals dismissed in the session (nil: none known).
+func (h *Handlers) pageEntriesOf(ctx context.Context, userID int64, p *models.Page, msgs []models.Message,
+	dismissed map[int64]bool, csrf string) ([]views.PageEntry, error) {
 	var ids []int64
 	for _, m := range msgs {
 		if m.EditMode != nil {
 			ids = append(ids, m.ID)
 		}
 	}
-	applied, rejected, err := h.store.ProposalStates(c.UserContext(), currentUser(c).ID, p.ID, ids)
+	applied, rejected, err := h.store.ProposalStates(ctx, userID, p.ID, ids)
 	if err != nil {
 		return nil, err
 	}
-	dismissed := h.dismissed(c.UserContext(), p.ID)
-	csrf := h.csrfToken(c)
 	out := make([]views.PageEntry, 0, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
@@ -208,13 +220,18 @@ func (h *Handlers) pageCards(c *fiber.Ctx, p *models.Page) ([]views.ProposalCard
 	if err != nil {
 		return nil, err
 	}
+	return entryCards(entries), nil
+}
+
+// entryCards are the proposal cards among transcript entries.
+func entryCards(entries []views.PageEntry) []views.ProposalCard {
 	var cards []views.ProposalCard
 	for _, e := range entries {
 		if e.Proposal != nil {
 			cards = append(cards, *e.Proposal)
 		}
 	}
-	return cards, nil
+	return cards
 }
 
 // pageStatus says what just happened to the page, and when.

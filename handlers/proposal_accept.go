@@ -36,6 +36,7 @@ func (h *Handlers) proposalAccept(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishPage(currentUser(c).ID, p.ID)
 	if !isFragment(c) {
 		return c.Redirect(fmt.Sprintf("/pages/%d/edit#msg-%d", p.ID, messageID), fiber.StatusSeeOther)
 	}

@@ -300,9 +300,12 @@
   // A successful save makes what was sent the saved state (text typed while
   // it was on its way stays unsaved).
   let sent = null;
+  // The text on its way is marked on the editor too: the live section knows
+  // the page's new state from the socket for this tab's own save.
   document.addEventListener("htmx:beforeRequest", (e) => {
     if (e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("form[data-page-form]")) {
       sent = { content: editor() && editor().value, title: titleField() && titleField().value };
+      if (editor()) editor().dataset.saving = sent.content;
     }
   });
   document.addEventListener("htmx:afterRequest", (e) => {
@@ -310,7 +313,10 @@
     if (e.detail.successful && sent) {
       if (editor() && sent.content !== null) editor().defaultValue = sent.content;
       if (titleField() && sent.title !== null) titleField().defaultValue = sent.title;
+      const notice = document.getElementById("page-changed");
+      if (notice) notice.hidden = true; // the page is what this tab saved now
     }
+    if (editor()) delete editor().dataset.saving;
     sent = null;
     refreshStatus();
   });
@@ -346,7 +352,9 @@
 // made a new exchange), drops what the tab has already (the send answer and
 // the socket may both bring a message), keeps the transcript at the bottom
 // when the reader was there, and shows "Reconnecting…" while the socket is
-// down.
+// down. On the page editor it also names the page (page_id), and the server
+// pushes the page's new text when it changes elsewhere: an editor holding
+// unsaved edits keeps them, and says that the page changed instead.
 (function () {
   const RETRIED = [1006, 1011, 1012, 1013]; // the close codes htmx-ext-ws reconnects on
   const APPEND_ONCE = ["#transcript", "#transcript-pending"];
@@ -369,10 +377,43 @@
     return max;
   }
 
+  // The page whose editor the tab shows (0: none).
+  function shownPage() {
+    const p = document.querySelector("[data-live-page]");
+    return p ? Number(p.dataset.livePage) || 0 : 0;
+  }
+
   function watch() {
     if (!socket) return;
     watching = shownExchange();
-    socket.send(JSON.stringify({ type: "watch", exchange_id: watching, since: maxSeq() }));
+    socket.send(JSON.stringify({ type: "watch", exchange_id: watching, since: maxSeq(), page_id: shownPage() }));
+  }
+
+  // The page's new text from the socket, before htmx swaps it in. Text the
+  // editor already has (or this tab is saving) is not swapped: the person
+  // keeps their cursor and what they typed since. Text from elsewhere
+  // replaces a clean editor; a dirty one keeps its edits (and its preview),
+  // and a notice offers to reload.
+  function pageText(tpl) {
+    const next = Array.from(tpl.content.children).find((el) => el.id === "page-content");
+    const ed = document.getElementById("page-content");
+    if (!next || !ed) return;
+    const incoming = next.value; // a template's textarea: its text as sent
+    const preview = () => {
+      const p = Array.from(tpl.content.children).find((el) => el.id === "page-preview");
+      if (p) p.remove();
+    };
+    if (incoming === ed.value) {
+      ed.defaultValue = incoming; // saved as it stands
+      next.remove();
+      return;
+    }
+    if (ed.value === ed.defaultValue) return; // clean: take the new text
+    next.remove();
+    preview();
+    if (incoming === ed.defaultValue || incoming === ed.dataset.saving) return; // this tab's own save
+    const notice = document.getElementById("page-changed");
+    if (notice) notice.hidden = false;
   }
 
   function status(down) {
@@ -422,6 +463,7 @@
     transformResponse: function (text) {
       const tpl = document.createElement("template");
       tpl.innerHTML = text;
+      pageText(tpl);
       const deleted = new Set(); // ids this message removes before it appends
       Array.from(tpl.content.children).forEach((el) => {
         const oob = el.getAttribute("hx-swap-oob") || "true";

@@ -31,6 +31,11 @@ func (t TurnControl) Running() bool { return t.ExchangeID != 0 && t.Status == Tu
 // out-of-band swaps that show it. Empty parts send nothing.
 type LiveUpdate struct {
 	Entries []ChatMessage // appended to the transcript, in log order
+	// PageEntries are a page chat's entries (a proposal with its card),
+	// appended to the panel's transcript, in log order.
+	PageEntries []PageEntry
+	// Page is the shown page's new state (its editor and the cards).
+	Page *PageSaved
 	// CloseReply removes the pending reply cell: the reply arrived or the
 	// turn ended.
 	CloseReply bool

@@ -73,6 +73,7 @@ type PagePanel struct {
 	Open       bool
 	ExchangeID int64  // the open conversation; 0 for a new one
 	Title      string // of the open conversation; "" for a new one
+	TurnStatus string // of the open conversation (TurnIdle, TurnRunning, TurnFailed)
 	Chats      []PageChatItem
 	Entries    []PageEntry
 	Composer   Composer
