@@ -179,6 +179,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error
 // reply (or the reason it failed, as an error row) is committed when it is
 // done; meanwhile the hub carries its progress to live subscribers.
 func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
+	// The turn outlives the request, whose strings may alias buffers the
+	// server reuses for the next one (fiber's zero-copy values): keep copies.
+	req.Query, req.Context, req.AgentType = strings.Clone(req.Query), strings.Clone(req.Context), strings.Clone(req.AgentType)
 	if err := ValidateQuery(req.Query); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"palaver/models"
 )
@@ -334,5 +335,42 @@ func TestConcurrentSendsToOneExchange(t *testing.T) {
 		if want := []string{models.RoleUser, models.RoleAssistant}[i%2]; m.Role != want {
 			t.Fatalf("entry %d is %s, want %s (interleaved turns)", i, m.Role, want)
 		}
+	}
+}
+
+// A request's strings may alias a buffer the HTTP server reuses as soon as
+// the request ends; the detached turn must not see it change.
+func TestStartKeepsItsOwnCopyOfTheRequest(t *testing.T) {
+	s := newStore(t)
+	ann := newUser(t, s, "ann")
+	p := newStreamer("ok")
+	svc := New(s, p, Options{Logger: quiet})
+	buf := []byte("what is the plan?")
+	query := unsafe.String(&buf[0], len(buf))
+	turn, err := svc.Start(context.Background(), SendRequest{UserID: ann, Query: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "XXXXXXXXXXXXXXXXX") // the server reuses the buffer
+	close(p.release)
+	if _, err := turn.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p2 := &fakeProvider{}
+	svc2 := New(s, p2, Options{Logger: quiet})
+	buf2 := []byte("second question")
+	turn2, err := svc2.Start(context.Background(), SendRequest{UserID: ann, ExchangeID: turn.Exchange.ID, Query: unsafe.String(&buf2[0], len(buf2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf2, "XXXXXXXXXXXXXXX")
+	if _, err := turn2.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := p2.last(t).Query; got != "second question" {
+		t.Fatalf("the agent saw %q", got)
+	}
+	if got := logOf(t, s, ann, turn.Exchange.ID); got[0] != "user:what is the plan?" || got[2] != "user:second question" {
+		t.Fatalf("log %v", got)
 	}
 }

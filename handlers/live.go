@@ -268,6 +268,18 @@ func (s *liveSession) event(e agents.Event) error {
 			return err
 		}
 	}
+	if s.feed == nil && s.pageID != 0 && e.PageID == s.pageID && e.ExchangeID != 0 &&
+		(e.Kind == agents.EventEntry || e.Kind == agents.EventTurn) {
+		// The panel shows a new chat of this page and another tab (or the
+		// API) started one: follow it, from its first entry.
+		ok, err := s.catchUp(&u, e.ExchangeID, -1)
+		if err != nil {
+			return err
+		}
+		if ok {
+			u.Adopted = e.ExchangeID
+		}
+	}
 	watched := s.feed != nil && e.ExchangeID == s.feed.exchangeID
 	switch e.Kind {
 	case agents.EventEntry:

@@ -49,4 +49,8 @@ type LiveUpdate struct {
 	History *HistoryItem
 	Moved   bool
 	Removed int64 // a deleted exchange whose sidebar item goes
+	// Adopted, when set, is the exchange the tab now follows: another tab
+	// started it in the chat this tab shows (the page's panel). The
+	// composer sends there next.
+	Adopted int64
 }
