@@ -43,10 +43,20 @@ func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
 // apiHistory lists one keyset page of the user's general exchanges, most
 // recent activity first.
 func (h *Handlers) apiHistory(c *fiber.Ctx) error {
-	q := models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: apiHistoryDefault}
-	limit, err := apiQueryInt(c, "limit", 1, apiHistoryMax, fmt.Sprintf("an integer from 1 to %d", apiHistoryMax))
+	q, err := apiHistoryQuery(c, models.ExchangeQuery{Scope: models.ScopeGeneral})
 	if err != nil {
 		return err
+	}
+	return h.apiHistoryPage(c, q)
+}
+
+// apiHistoryQuery completes q with the limit and before parameters: a bad
+// limit or cursor is a 400.
+func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery, error) {
+	q.Limit = apiHistoryDefault
+	limit, err := apiQueryInt(c, "limit", 1, apiHistoryMax, fmt.Sprintf("an integer from 1 to %d", apiHistoryMax))
+	if err != nil {
+		return q, err
 	}
 	if limit != nil {
 		q.Limit = int(*limit)
@@ -54,10 +64,15 @@ func (h *Handlers) apiHistory(c *fiber.Ctx) error {
 	if before := c.Query("before"); before != "" {
 		cur, err := models.ParseCursor(before)
 		if err != nil {
-			return err // ErrBadCursor: 400
+			return q, err // ErrBadCursor: 400
 		}
 		q.Before = &cur
 	}
+	return q, nil
+}
+
+// apiHistoryPage answers with one page of history items.
+func (h *Handlers) apiHistoryPage(c *fiber.Ctx, q models.ExchangeQuery) error {
 	sums, err := h.store.ListExchanges(c.UserContext(), currentUser(c).ID, q)
 	if err != nil {
 		return err

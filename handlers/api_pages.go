@@ -186,34 +186,14 @@ func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	q := models.ExchangeQuery{Scope: models.ScopePage, PageID: id, Limit: apiHistoryDefault}
-	limit, err := apiQueryInt(c, "limit", 1, apiHistoryMax, fmt.Sprintf("an integer from 1 to %d", apiHistoryMax))
+	q, err := apiHistoryQuery(c, models.ExchangeQuery{Scope: models.ScopePage, PageID: id})
 	if err != nil {
 		return err
 	}
-	if limit != nil {
-		q.Limit = int(*limit)
-	}
-	if before := c.Query("before"); before != "" {
-		cur, err := models.ParseCursor(before)
-		if err != nil {
-			return err // ErrBadCursor: 400
-		}
-		q.Before = &cur
-	}
-	ctx, userID := c.UserContext(), currentUser(c).ID
-	if _, err := h.store.Page(ctx, userID, id); err != nil {
+	if _, err := h.store.Page(c.UserContext(), currentUser(c).ID, id); err != nil {
 		return err
 	}
-	sums, err := h.store.ListExchanges(ctx, userID, q)
-	if err != nil {
-		return err
-	}
-	items := make([]apiHistoryItem, len(sums))
-	for i := range sums {
-		items[i] = newAPIHistoryItem(&sums[i])
-	}
-	return c.JSON(items)
+	return h.apiHistoryPage(c, q)
 }
 
 // apiPageClearHistory deletes all of a page's chats; the page stays.
