@@ -10,7 +10,7 @@ TEMPL    := $(wildcard views/*.templ)
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help assets generate build run test check clean
+.PHONY: help assets generate build run test check bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -40,6 +40,9 @@ build: $(BIN) ## Build bin/palaver (assets embedded)
 
 run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
 	PALAVER_BUILTIN_DELAY=$${PALAVER_BUILTIN_DELAY:-40ms} $(BIN) serve
+
+bench: $(BIN) ## Measure against the performance targets on a temporary database (BENCH_FLAGS=--quick)
+	$(BIN) bench $(BENCH_FLAGS)
 
 # The store tests also run on PostgreSQL: on a throwaway cluster listening
 # only on a Unix socket in a temporary folder (so no port can collide), or on

@@ -4,6 +4,7 @@
 //	palaver migrate [--db …]
 //	palaver user add NAME --password PW [--admin] [--db …]
 //	palaver user key NAME [--db …]
+//	palaver bench [--quick]
 //
 // Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
 package main
@@ -34,6 +35,7 @@ const usage = `usage:
   palaver migrate [--db …]                                          apply pending migrations
   palaver user add NAME --password PW [--admin] [--db …]            create an account
   palaver user key NAME [--db …]                                    print a new API key
+  palaver bench   [--quick] [--db-dir DIR]                          measure against the targets on a temporary database
 
 Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.
 `
@@ -69,6 +71,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return serve(ctx, rest, stderr)
 	case "migrate":
 		return migrate(ctx, rest, stdout, stderr)
+	case "bench":
+		return bench(ctx, rest, stdout, stderr)
 	case "user":
 		if len(rest) == 0 {
 			return fmt.Errorf("%w: user needs a subcommand: add or key", errUsage)

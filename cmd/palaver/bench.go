@@ -1,0 +1,780 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"palaver/agents"
+	"palaver/handlers"
+	"palaver/models"
+	"palaver/static"
+)
+
+// benchSize is how much data and work one bench run uses.
+type benchSize struct {
+	appendSmall, appendBig int // messages already in the exchange a turn is appended to
+	appendTurns            int // turns timed at each size
+	clients                int // concurrent API clients and raw-insert goroutines
+	turns                  int // API turns (and raw turns) in all, over the clients
+	histExchanges          int
+	histMessages           int
+	histSamples            int
+	fanoutClients          int
+	fanoutRounds           int
+	idleSockets            int
+}
+
+var (
+	benchFull  = benchSize{10, 10_000, 50, 8, 800, 100_000, 1_000_000, 200, 200, 20, 1000}
+	benchQuick = benchSize{10, 1_000, 20, 8, 200, 10_000, 100_000, 100, 200, 8, 200}
+)
+
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("bench", stderr)
+	quick := f.bool("quick", false, "shrink the data and the work to finish in under a minute")
+	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
+	if pos, err := f.parse(args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%w: bench takes no arguments, got %q", errUsage, pos[0])
+	}
+	size := benchFull
+	if *quick {
+		size = benchQuick
+	}
+	return runBench(ctx, stdout, *dbDir, size)
+}
+
+// benchEnv is the seeded database, the server on a loopback listener and
+// the clients' credentials.
+type benchEnv struct {
+	size   benchSize
+	store  *models.Store
+	raw    *sql.DB // a second pool on the same file, same SQLite settings
+	svc    *agents.Service
+	addr   string
+	http   *http.Client
+	jar    http.CookieJar
+	userID int64
+	apiKey string
+}
+
+func runBench(ctx context.Context, stdout io.Writer, dbDir string, size benchSize) (err error) {
+	fmt.Fprintf(stdout, "# palaver bench: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, %d turns from %d clients, history %d exchanges / %d messages, fanout %d sockets x %d rounds, %d idle sockets\n",
+		size.appendBig, size.appendSmall, size.turns, size.clients, size.histExchanges, size.histMessages, size.fanoutClients, size.fanoutRounds, size.idleSockets)
+	dir, err := os.MkdirTemp(dbDir, "palaver-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "bench.db")
+
+	store, err := models.Open(path, models.Options{Synchronous: "full"})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	raw, err := sql.Open("sqlite3", benchDSN(path))
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(8)
+	raw.SetMaxIdleConns(8)
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := agents.New(store, &agents.Builtin{}, agents.Options{Logger: log})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = svc.Close(cctx)
+	}()
+	assets, err := static.Load()
+	if err != nil {
+		return err
+	}
+	sqlDB, err := store.SQL()
+	if err != nil {
+		return err
+	}
+	app := handlers.New(handlers.Deps{
+		Store:    store,
+		Sessions: handlers.NewSessions(sqlDB, store.Dialect(), false, 10*time.Minute),
+		Agents:   svc,
+		Assets:   assets,
+		Logger:   log,
+		Config:   handlers.Config{AllowRegistration: true},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = app.Listener(ln) }()
+	defer func() { _ = app.ShutdownWithTimeout(2 * time.Second) }()
+
+	jar, _ := cookiejar.New(nil)
+	e := &benchEnv{
+		size: size, store: store, raw: raw, svc: svc, addr: ln.Addr().String(), jar: jar,
+		http: &http.Client{Jar: jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+	}
+	if err := e.signUp(ctx); err != nil {
+		return fmt.Errorf("sign up: %w", err)
+	}
+
+	line := func(name string, v float64, target string) {
+		if target != "" {
+			fmt.Fprintf(stdout, "%s: %s (target %s)\n", name, benchNum(v), target)
+		} else {
+			fmt.Fprintf(stdout, "%s: %s\n", name, benchNum(v))
+		}
+	}
+
+	// append_ratio: p50 of a turn appended to a big exchange over the same
+	// at a small one, through agents.Service.Send (no HTTP).
+	small, err := e.appendP50(ctx, size.appendSmall)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	big, err := e.appendP50(ctx, size.appendBig)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	line("append_p50_ms_small", ms(small), "")
+	line("append_p50_ms_big", ms(big), "")
+	line("append_ratio", float64(big)/float64(small), "≤ 1.3")
+
+	// Throughput: POST /api/chat turns against raw inserts of the same rows.
+	turnsPerS, sample, err := e.apiThroughput(ctx)
+	if err != nil {
+		return fmt.Errorf("api throughput: %w", err)
+	}
+	rowsPerS, err := e.rawThroughput(ctx, sample)
+	if err != nil {
+		return fmt.Errorf("raw throughput: %w", err)
+	}
+	line("turns_per_s", turnsPerS, "")
+	line("raw_rows_per_s", rowsPerS, "")
+	// throughput_ratio compares turns with raw turns: a turn stores two rows
+	// (user + assistant message), so raw turns per second are raw_rows_per_s/2.
+	line("throughput_ratio", turnsPerS/(rowsPerS/2), "≥ 0.5; = turns_per_s / (raw_rows_per_s/2)")
+
+	// History over a big table, against the bare SQL it runs.
+	apiP50, bareP50, err := e.history(ctx)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	line("history_p50_ms", ms(apiP50), "≤ 5")
+	line("history_bare_sql_p50_ms", ms(bareP50), "")
+	line("history_ratio", float64(apiP50)/float64(bareP50), "")
+
+	p99, err := e.fanout(ctx)
+	if err != nil {
+		return fmt.Errorf("fanout: %w", err)
+	}
+	line("fanout_p99_ms", ms(p99), "≤ 50")
+
+	delta, total, err := e.idleRSS(ctx)
+	if err != nil {
+		return fmt.Errorf("websocket rss: %w", err)
+	}
+	// The clients run in the same process as the server, so the delta counts
+	// both ends of every websocket: an upper bound on the server's share.
+	line("ws_rss_mb", delta, fmt.Sprintf("≤ 150; %d idle websockets, server and clients in one process", size.idleSockets))
+	line("rss_mb", total, "")
+	return nil
+}
+
+// benchDSN reproduces models' SQLite DSN (unexported there): WAL,
+// synchronous FULL, busy timeout, foreign keys, immediate transactions.
+func benchDSN(path string) string {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "on")
+	q.Set("_txlock", "immediate")
+	q.Set("_secure_delete", "on")
+	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + uriPath + "?" + q.Encode()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func benchNum(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(p*float64(len(s)-1) + 0.5)
+	return max(s[i], time.Nanosecond) // a positive figure even on a coarse clock
+}
+
+var benchCSRF = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// signUp registers the bench user through the form (a session cookie for the
+// websockets) and gives it an API key.
+func (e *benchEnv) signUp(ctx context.Context) error {
+	base := "http://" + e.addr
+	res, err := e.http.Get(base + "/register")
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := benchCSRF.FindSubmatch(body)
+	if m == nil {
+		return errors.New("no CSRF token on /register")
+	}
+	form := url.Values{"username": {"bench"}, "password": {"bench-password"}, "csrf_token": {string(m[1])}}
+	res, err = e.http.PostForm(base+"/register", form)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	u, err := e.store.UserByUsername(ctx, "bench")
+	if err != nil {
+		return fmt.Errorf("register (status %d): %w", res.StatusCode, err)
+	}
+	e.userID = u.ID
+	e.apiKey = randHex(16)
+	_, err = e.store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(e.apiKey))
+	return err
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// chat posts one turn through the API and returns its exchange.
+func (e *benchEnv) chat(query string, exchangeID int64) (int64, error) {
+	body := map[string]any{"query": query}
+	if exchangeID != 0 {
+		body["exchange_id"] = exchangeID
+	}
+	j, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+e.addr+"/api/chat", strings.NewReader(string(j)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", e.apiKey)
+	res, err := e.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	var out struct {
+		ExchangeID *int64 `json:"exchange_id"`
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("POST /api/chat: %d %s", res.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.ExchangeID == nil {
+		return 0, fmt.Errorf("POST /api/chat: bad answer %s", b)
+	}
+	return *out.ExchangeID, nil
+}
+
+// seedLog appends messages with seqs from..n-1, alternating user and
+// assistant, in one transaction, and keeps the header's turn count.
+func (e *benchEnv) seedLog(ctx context.Context, exchangeID int64, from, n int) error {
+	db, err := e.store.SQL()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	for seq := from; seq < n; seq++ {
+		role, agent := "user", any(nil)
+		if seq%2 == 1 {
+			role, agent = "assistant", "general"
+		}
+		if _, err := st.ExecContext(ctx, exchangeID, seq, role, fmt.Sprintf("seeded message %d of the bench exchange", seq), agent, at); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_count = ? WHERE id = ?`, (n+1)/2, exchangeID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// appendP50 is the median time to append one turn through the agent service
+// to an exchange that holds n messages.
+func (e *benchEnv) appendP50(ctx context.Context, n int) (time.Duration, error) {
+	first, err := e.svc.Send(ctx, agents.SendRequest{UserID: e.userID, AgentType: agents.AgentAuto, Query: "start the bench exchange"})
+	if err != nil {
+		return 0, err
+	}
+	if first.Failed {
+		return 0, errors.New("the first turn failed")
+	}
+	id := first.Exchange.ID
+	if n > 2 {
+		if err := e.seedLog(ctx, id, 2, n); err != nil {
+			return 0, err
+		}
+	}
+	var ds []time.Duration
+	for i := 0; i < e.size.appendTurns; i++ {
+		t0 := time.Now()
+		res, err := e.svc.Send(ctx, agents.SendRequest{UserID: e.userID, ExchangeID: id, AgentType: agents.AgentAuto, Query: fmt.Sprintf("append turn %d", i)})
+		if err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+		if res.Failed {
+			return 0, errors.New("a bench turn failed")
+		}
+	}
+	return percentile(ds, 0.5), nil
+}
+
+// apiThroughput runs size.turns full POST /api/chat turns from size.clients
+// concurrent clients, each on its own exchange, and returns turns per second
+// and one stored reply (for the raw inserts to copy).
+func (e *benchEnv) apiThroughput(ctx context.Context) (float64, *models.Message, error) {
+	per := max(e.size.turns/e.size.clients, 1)
+	ids := make([]int64, e.size.clients)
+	for i := range ids { // the exchanges exist before the clock starts
+		id, err := e.chat("throughput warm-up", 0)
+		if err != nil {
+			return 0, nil, err
+		}
+		ids[i] = id
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, e.size.clients)
+	t0 := time.Now()
+	for c := range e.size.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if _, err := e.chat(fmt.Sprintf("client %d turn %d", c, i), ids[c]); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, nil, err
+	}
+	msgs, err := e.store.Messages(ctx, e.userID, ids[0], nil)
+	if err != nil || len(msgs) < 2 {
+		return 0, nil, fmt.Errorf("read back the turns: %v", err)
+	}
+	reply := msgs[len(msgs)-1]
+	return float64(per*e.size.clients) / elapsed.Seconds(), &reply, nil
+}
+
+// rawThroughput inserts the same rows as the API turns (a user and an
+// assistant message per transaction) through database/sql from size.clients
+// goroutines and returns rows per second.
+func (e *benchEnv) rawThroughput(ctx context.Context, reply *models.Message) (float64, error) {
+	per := max(e.size.turns/e.size.clients, 1)
+	respJSON, _ := json.Marshal(reply.AgentResponse)
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	ids := make([]int64, e.size.clients)
+	for i := range ids {
+		r, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'raw', 'general', 0, ?, ?)`, e.userID, at, at)
+		if err != nil {
+			return 0, err
+		}
+		if ids[i], err = r.LastInsertId(); err != nil {
+			return 0, err
+		}
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, e.size.clients)
+	t0 := time.Now()
+	for c := range e.size.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if err := e.rawTurn(ctx, ids[c], int64(2*i), fmt.Sprintf("client %d turn %d", c, i), reply, string(respJSON)); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(2*per*e.size.clients) / elapsed.Seconds(), nil
+}
+
+func (e *benchEnv) rawTurn(ctx context.Context, exchangeID, seq int64, query string, reply *models.Message, respJSON string) error {
+	tx, err := e.raw.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const ins = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq, "user", query, nil, nil, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// history seeds a second user with size.histExchanges exchanges holding
+// size.histMessages messages, then times GET /api/chat/history?limit=50
+// against the two queries models.ListExchanges runs, bare.
+func (e *benchEnv) history(ctx context.Context) (api, bare time.Duration, err error) {
+	u, err := e.store.CreateUser(ctx, "bench-history", "x", false)
+	if err != nil {
+		return 0, 0, err
+	}
+	key := randHex(16)
+	if _, err := e.store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+		return 0, 0, err
+	}
+	if err := e.seedHistory(ctx, u.ID); err != nil {
+		return 0, 0, err
+	}
+	var apiDs, bareDs []time.Duration
+	for range e.size.histSamples {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+"/api/chat/history?limit=50", nil)
+		req.Header.Set("x-api-key", key)
+		t0 := time.Now()
+		res, err := e.http.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		apiDs = append(apiDs, time.Since(t0))
+		if res.StatusCode != http.StatusOK {
+			return 0, 0, fmt.Errorf("GET /api/chat/history: %d", res.StatusCode)
+		}
+		t0 = time.Now()
+		if err := e.bareHistory(ctx, u.ID); err != nil {
+			return 0, 0, err
+		}
+		bareDs = append(bareDs, time.Since(t0))
+	}
+	return percentile(apiDs, 0.5), percentile(bareDs, 0.5), nil
+}
+
+func (e *benchEnv) seedHistory(ctx context.Context, userID int64) error {
+	perEx := max(e.size.histMessages/e.size.histExchanges, 2)
+	var next int64
+	if err := e.raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM exchanges`).Scan(&next); err != nil {
+		return err
+	}
+	base := time.Now().UTC().Truncate(time.Microsecond)
+	const batch = 2000 // exchanges per transaction
+	for done := 0; done < e.size.histExchanges; done += batch {
+		err := func() error {
+			tx, err := e.raw.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, 'general', ?, 'general', ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			msgSt, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			for i := done; i < min(done+batch, e.size.histExchanges); i++ {
+				id := next + int64(i)
+				at := base.Add(-time.Duration(e.size.histExchanges-i) * time.Second)
+				if _, err := exSt.ExecContext(ctx, id, userID, fmt.Sprintf("exchange %d", i), perEx/2, at, at); err != nil {
+					return err
+				}
+				for seq := range perEx {
+					role, agent := "user", any(nil)
+					if seq%2 == 1 {
+						role, agent = "assistant", "general"
+					}
+					if _, err := msgSt.ExecContext(ctx, id, seq, role, fmt.Sprintf("message %d of exchange %d", seq, i), agent, at); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.Commit()
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	_, err := e.raw.ExecContext(ctx, `ANALYZE`)
+	return err
+}
+
+// bareHistory runs models.ListExchanges's two queries through database/sql.
+func (e *benchEnv) bareHistory(ctx context.Context, userID int64) error {
+	rows, err := e.raw.QueryContext(ctx, `SELECT * FROM exchanges WHERE user_id = ? AND scope = ? ORDER BY updated_at DESC, id DESC LIMIT 50`, userID, models.ScopeGeneral)
+	if err != nil {
+		return err
+	}
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var ids []any
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, vals[0])
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := append(slices.Clone(ids), ids...)
+	rows, err = e.raw.QueryContext(ctx, `SELECT id, exchange_id, role, content, agent_response, feedback FROM messages WHERE id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN (`+in+`) AND role IN ('user', 'assistant') GROUP BY exchange_id, role)
+			OR id IN (SELECT MAX(id) FROM messages WHERE exchange_id IN (`+in+`) AND role = 'assistant' GROUP BY exchange_id) ORDER BY id`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, exID int64
+		var role, content string
+		var resp sql.NullString
+		var fb sql.NullInt64
+		if err := rows.Scan(&id, &exID, &role, &content, &resp, &fb); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// dial opens /live as the signed-in bench user, from the server's origin.
+func (e *benchEnv) dial() (*websocket.Conn, error) {
+	h := http.Header{}
+	h.Set("Origin", "http://"+e.addr)
+	var parts []string
+	for _, c := range e.jar.Cookies(&url.URL{Scheme: "http", Host: e.addr, Path: "/"}) {
+		parts = append(parts, c.Name+"="+c.Value)
+	}
+	h.Set("Cookie", strings.Join(parts, "; "))
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	conn, res, err := d.Dial("ws://"+e.addr+"/live", h)
+	if err != nil {
+		if res != nil {
+			return nil, fmt.Errorf("dial /live: %w (status %d)", err, res.StatusCode)
+		}
+		return nil, fmt.Errorf("dial /live: %w", err)
+	}
+	return conn, nil
+}
+
+// fanoutRound is one published message: its marker and when it was sent.
+type fanoutRound struct {
+	marker string
+	t0     time.Time
+	mu     sync.Mutex
+	got    map[int]time.Duration
+	all    chan struct{}
+	want   int
+}
+
+// fanout opens size.fanoutClients websockets watching one exchange, posts a
+// turn on it size.fanoutRounds times and measures, per client, the time from
+// the POST to the frame carrying the new user message. It returns the p99.
+func (e *benchEnv) fanout(ctx context.Context) (time.Duration, error) {
+	exID, err := e.chat("fanout start", 0)
+	if err != nil {
+		return 0, err
+	}
+	var cur atomic.Pointer[fanoutRound]
+	conns := make([]*websocket.Conn, 0, e.size.fanoutClients)
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for i := range e.size.fanoutClients {
+		conn, err := e.dial()
+		if err != nil {
+			return 0, err
+		}
+		conns = append(conns, conn)
+		watch := fmt.Sprintf(`{"type":"watch","exchange_id":%d,"since":%d}`, exID, 1)
+		if err := conn.WriteMessage(websocket.TextMessage, []byte(watch)); err != nil {
+			return 0, err
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				_, data, err := conn.ReadMessage()
+				if err != nil {
+					return
+				}
+				now := time.Now()
+				r := cur.Load()
+				if r == nil || !strings.Contains(string(data), r.marker) {
+					continue
+				}
+				r.mu.Lock()
+				if _, seen := r.got[i]; !seen {
+					r.got[i] = now.Sub(r.t0)
+					if len(r.got) == r.want {
+						close(r.all)
+					}
+				}
+				r.mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // let the server take every watch
+	var ds []time.Duration
+	for round := range e.size.fanoutRounds {
+		r := &fanoutRound{marker: fmt.Sprintf("fanout-%d-%s", round, randHex(4)), got: map[int]time.Duration{}, all: make(chan struct{}), want: len(conns)}
+		r.t0 = time.Now()
+		cur.Store(r)
+		if _, err := e.chat(r.marker, exID); err != nil {
+			return 0, err
+		}
+		select {
+		case <-r.all:
+		case <-time.After(10 * time.Second):
+			r.mu.Lock()
+			n := len(r.got)
+			r.mu.Unlock()
+			return 0, fmt.Errorf("round %d: %d of %d subscribers got the message", round, n, r.want)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		r.mu.Lock()
+		for _, d := range r.got {
+			ds = append(ds, d)
+		}
+		r.mu.Unlock()
+	}
+	return percentile(ds, 0.99), nil
+}
+
+// idleRSS opens size.idleSockets idle websockets and returns the growth of
+// the process's RSS and its total, in MiB.
+func (e *benchEnv) idleRSS(ctx context.Context) (delta, total float64, err error) {
+	settle := func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+		time.Sleep(200 * time.Millisecond)
+	}
+	settle()
+	before, err := rssMB()
+	if err != nil {
+		return 0, 0, err
+	}
+	conns := make([]*websocket.Conn, 0, e.size.idleSockets)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range e.size.idleSockets {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		c, err := e.dial()
+		if err != nil {
+			return 0, 0, err
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(500 * time.Millisecond) // the server's side settles too
+	settle()
+	after, err := rssMB()
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(after-before, 0.0001), after, nil
+}
+
+// rssMB is VmRSS from /proc/self/status in MiB (Linux only).
+func rssMB() (float64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("read RSS: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("read RSS: %w", err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, errors.New("read RSS: no VmRSS in /proc/self/status")
+}
