@@ -103,7 +103,7 @@ func adminRefusal(err error) error {
 // adminIDParam reads the :id of an admin route; anything but a positive
 // integer names nothing: 404.
 func adminIDParam(c *fiber.Ctx) (int64, error) {
-	return chatIDParam(c, "id")
+	return pathID(c, "id")
 }
 
 // adminBackPath matches the admin pages an action may send the browser back to.

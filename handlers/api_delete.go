@@ -17,7 +17,7 @@ type apiBatchDeletePayload struct {
 
 // apiDeleteExchange deletes one of the user's exchanges with its log.
 func (h *Handlers) apiDeleteExchange(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,6 @@ import (
 	"palaver/models"
 )
 
-// apiMaxFeedbackComment bounds a feedback comment, in characters.
-const apiMaxFeedbackComment = 2000
-
 // apiFeedbackResponse confirms an exchange's rating.
 type apiFeedbackResponse struct {
 	Message  string `json:"message"`
@@ -30,7 +27,7 @@ type apiMessageFeedbackPayload struct {
 // apiExchangeFeedback rates the latest reply of an exchange. The body is a
 // bare 0 (down) or 1 (up), as Galaxy's client sends it.
 func (h *Handlers) apiExchangeFeedback(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -50,7 +47,7 @@ func (h *Handlers) apiExchangeFeedback(c *fiber.Ctx) error {
 // apiMessageFeedback rates one assistant reply (null clears the rating) and
 // sets or clears its comment; it answers with the message.
 func (h *Handlers) apiMessageFeedback(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -83,9 +80,9 @@ func (p apiMessageFeedbackPayload) values() (*int64, *string, error) {
 	if p.Comment == nil || strings.TrimSpace(*p.Comment) == "" {
 		return fb, nil, nil
 	}
-	if n := utf8.RuneCountInString(*p.Comment); n > apiMaxFeedbackComment {
+	if n := utf8.RuneCountInString(*p.Comment); n > maxComment {
 		return nil, nil, fiber.NewError(fiber.StatusBadRequest,
-			fmt.Sprintf("The comment is %d characters long; the limit is %d", n, apiMaxFeedbackComment))
+			fmt.Sprintf("The comment is %d characters long; the limit is %d", n, maxComment))
 	}
 	return fb, p.Comment, nil
 }

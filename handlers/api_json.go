@@ -67,9 +67,9 @@ func apiJSONKind(t reflect.Type) string {
 	}
 }
 
-// apiPathID reads a positive integer id from the path. Anything else names no
-// row, so it answers 404 exactly as a missing row does.
-func apiPathID(c *fiber.Ctx, name string) (int64, error) {
+// pathID reads a positive integer id from the path (HTML and API routes).
+// Anything else names no row, so it answers 404 exactly as a missing row does.
+func pathID(c *fiber.Ctx, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Params(name), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, fmt.Errorf("%s %q: %w", name, c.Params(name), models.ErrNotFound)

@@ -9,7 +9,7 @@ import (
 // apiMessages returns an exchange's log in order, error rows included; with
 // ?at=SEQ, the log as it stood when entry SEQ was written.
 func (h *Handlers) apiMessages(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}

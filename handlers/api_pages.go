@@ -72,7 +72,7 @@ func (h *Handlers) apiPageCreate(c *fiber.Ctx) error {
 
 // apiPage reads one of the user's pages.
 func (h *Handlers) apiPage(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (h *Handlers) apiPage(c *fiber.Ctx) error {
 // apiPageUpdate saves a page's content (and title, when sent) as a revision
 // of edit source user.
 func (h *Handlers) apiPageUpdate(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (h *Handlers) apiPageUpdate(c *fiber.Ctx) error {
 
 // apiPageDelete deletes one of the user's pages and its chats with it.
 func (h *Handlers) apiPageDelete(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (h *Handlers) apiPageDelete(c *fiber.Ctx) error {
 
 // apiPageRevisions lists a page's revisions, oldest first.
 func (h *Handlers) apiPageRevisions(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -150,11 +150,11 @@ func (h *Handlers) apiPageRevisions(c *fiber.Ctx) error {
 // missing one. Stale, or applied before: 409. Sections on a full
 // replacement, an empty list or a heading the proposal does not change: 400.
 func (h *Handlers) apiProposalAccept(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	messageID, err := apiPathID(c, "message_id")
+	messageID, err := pathID(c, "message_id")
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (h *Handlers) apiProposalAccept(c *fiber.Ctx) error {
 // apiPageHistory lists one keyset page of a page's chats, as
 // /api/chat/history lists the general ones.
 func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "page_id")
+	id, err := pathID(c, "page_id")
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
 
 // apiPageClearHistory deletes all of a page's chats; the page stays.
 func (h *Handlers) apiPageClearHistory(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "page_id")
+	id, err := pathID(c, "page_id")
 	if err != nil {
 		return err
 	}

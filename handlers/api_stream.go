@@ -33,7 +33,7 @@ const apiStreamKeepAlive = 15 * time.Second
 // streamed. The stream ends when the client goes away, the exchange is
 // deleted, or the server shuts down.
 func (h *Handlers) apiStream(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}

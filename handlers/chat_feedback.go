@@ -12,15 +12,12 @@ import (
 	"palaver/views"
 )
 
-// chatMaxComment bounds a feedback comment, in characters.
-const chatMaxComment = 2000
-
 // chatFeedback rates one of the user's assistant replies: value up, down or
 // none (clears the rating), and, from the comment form, a comment. A form
 // without a comment field keeps the comment there was. htmx gets the
 // re-rendered control; a plain form goes back to the reply.
 func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -68,9 +65,9 @@ func chatFeedbackValue(s string) (*int64, error) {
 // chatFeedbackComment reads a posted comment: trimmed, nil when empty.
 func chatFeedbackComment(s string) (*string, error) {
 	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > chatMaxComment {
+	if utf8.RuneCountInString(s) > maxComment {
 		return nil, fiber.NewError(fiber.StatusUnprocessableEntity,
-			fmt.Sprintf("A comment can be at most %d characters.", chatMaxComment))
+			fmt.Sprintf("A comment can be at most %d characters.", maxComment))
 	}
 	if s == "" {
 		return nil, nil

@@ -103,7 +103,7 @@ func (h *Handlers) chatClear(c *fiber.Ctx) error {
 
 // chatExchange is the general exchange the :id route parameter names.
 func (h *Handlers) chatExchange(c *fiber.Ctx) (*models.Exchange, error) {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -35,7 +34,7 @@ func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
 // chatOpen shows one of the user's general conversations and makes it the
 // current one. Another user's, a missing one, or a page or job chat: 404.
 func (h *Handlers) chatOpen(c *fiber.Ctx) error {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -127,16 +126,6 @@ func (h *Handlers) chatGeneral(c *fiber.Ctx, id int64) (*models.Exchange, error)
 		return nil, fmt.Errorf("chat: exchange %d is a %s chat: %w", id, ex.Scope, models.ErrNotFound)
 	}
 	return ex, nil
-}
-
-// chatIDParam reads a positive integer route parameter; anything else is a path
-// that names nothing: 404.
-func chatIDParam(c *fiber.Ctx, name string) (int64, error) {
-	id, err := strconv.ParseInt(c.Params(name), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("chat: %s %q: %w", name, c.Params(name), models.ErrNotFound)
-	}
-	return id, nil
 }
 
 // chatCursor reads a ?before= cursor; "" is the first page.

@@ -86,6 +86,7 @@ const (
 	minPassword    = 8
 	maxUsername    = 64
 	maxTitleLength = 200
+	maxComment     = 2000 // a feedback comment, in characters (HTML and API)
 )
 
 // New builds the fiber app with every route.

@@ -163,7 +163,7 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := chatIDParam(c, "ex")
+	id, err := pathID(c, "ex")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -92,7 +92,7 @@ func (h *Handlers) pageRestore(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rev, err := chatIDParam(c, "rev")
+	rev, err := pathID(c, "rev")
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ const (
 // pageParam is the signed-in user's page that the :id route parameter
 // names. Another user's, a deleted or a missing page: 404.
 func (h *Handlers) pageParam(c *fiber.Ctx) (*models.Page, error) {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (h *Handlers) proposalAccept(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	messageID, err := chatIDParam(c, "msg")
+	messageID, err := pathID(c, "msg")
 	if err != nil {
 		return err
 	}

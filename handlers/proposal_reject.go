@@ -15,7 +15,7 @@ func (h *Handlers) proposalReject(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	messageID, err := chatIDParam(c, "msg")
+	messageID, err := pathID(c, "msg")
 	if err != nil {
 		return err
 	}

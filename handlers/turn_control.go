@@ -11,7 +11,7 @@ import (
 // was written so far is kept, marked as stopped. Open tabs see it through
 // /live; without JavaScript the browser goes back to the conversation.
 func (h *Handlers) chatStop(c *fiber.Ctx) error {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func (h *Handlers) chatStop(c *fiber.Ctx) error {
 // chatRetry answers a failed exchange's last user message again. Without
 // JavaScript it waits for the reply, so the page it returns to shows it.
 func (h *Handlers) chatRetry(c *fiber.Ctx) error {
-	id, err := chatIDParam(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ type apiStopResponse struct {
 
 // apiStop stops the reply being written in one of the user's exchanges.
 func (h *Handlers) apiStop(c *fiber.Ctx) error {
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handlers) apiStop(c *fiber.Ctx) error {
 // the outcome as POST /api/chat does.
 func (h *Handlers) apiRetry(c *fiber.Ctx) error {
 	start := time.Now()
-	id, err := apiPathID(c, "id")
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -95,21 +95,22 @@ func runBench(ctx context.Context, stdout io.Writer, dbDir string, size benchSiz
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "bench.db")
 
-	store, err := models.Open(path, models.Options{Synchronous: "full"})
+	store, _, err := openStore(ctx, path, models.Options{Synchronous: "full"})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if _, err := store.Migrate(ctx); err != nil {
-		return err
-	}
-	raw, err := sql.Open("sqlite3", benchDSN(path))
+	// The raw baseline: plain database/sql on a second pool opened with the
+	// very same DSN and pool settings as the app's (models.Open builds it).
+	rawStore, err := models.Open(path, models.Options{Synchronous: "full"})
 	if err != nil {
 		return err
 	}
-	defer raw.Close()
-	raw.SetMaxOpenConns(8)
-	raw.SetMaxIdleConns(8)
+	defer rawStore.Close()
+	raw, err := rawStore.SQL()
+	if err != nil {
+		return err
+	}
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := agents.New(store, &agents.Builtin{}, agents.Options{Logger: log})
@@ -211,20 +212,6 @@ func runBench(ctx context.Context, stdout io.Writer, dbDir string, size benchSiz
 	line("ws_rss_mb", delta, fmt.Sprintf("≤ 150; %d idle websockets, server and clients in one process", size.idleSockets))
 	line("rss_mb", total, "")
 	return nil
-}
-
-// benchDSN reproduces models' SQLite DSN (unexported there): WAL,
-// synchronous FULL, busy timeout, foreign keys, immediate transactions.
-func benchDSN(path string) string {
-	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
-	q.Set("_busy_timeout", "10000")
-	q.Set("_foreign_keys", "on")
-	q.Set("_txlock", "immediate")
-	q.Set("_secure_delete", "on")
-	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + uriPath + "?" + q.Encode()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -43,15 +43,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	store, err := models.Open(*db, models.Options{Synchronous: strings.ToLower(*sync)})
+	store, n, err := openStore(ctx, *db, models.Options{Synchronous: strings.ToLower(*sync)})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	n, err := store.Migrate(ctx)
-	if err != nil {
-		return err
-	}
 	log.Info("database ready", "db", *db, "dialect", store.Dialect(), "migrations_applied", n)
 
 	assets, err := static.Load()

@@ -12,17 +12,19 @@ import (
 	"palaver/models"
 )
 
-// openStore opens and migrates the database.
-func openStore(ctx context.Context, dsn string) (*models.Store, error) {
-	store, err := models.Open(dsn, models.Options{})
+// openStore opens and migrates the database, and says how many migrations
+// it applied.
+func openStore(ctx context.Context, dsn string, opts models.Options) (*models.Store, int, error) {
+	store, err := models.Open(dsn, opts)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if _, err := store.Migrate(ctx); err != nil {
+	n, err := store.Migrate(ctx)
+	if err != nil {
 		store.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return store, nil
+	return store, n, nil
 }
 
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,15 +35,11 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, pos[0])
 	}
-	store, err := models.Open(*db, models.Options{})
+	store, n, err := openStore(ctx, *db, models.Options{})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	n, err := store.Migrate(ctx)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(stdout, "applied %d migration(s)\n", n)
 	return nil
 }
@@ -61,7 +59,7 @@ func userAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if msg := handlers.ValidateCredentials(pos[0], *password); msg != "" {
 		return fmt.Errorf("%w: %s", errUsage, msg)
 	}
-	store, err := openStore(ctx, *db)
+	store, _, err := openStore(ctx, *db, models.Options{})
 	if err != nil {
 		return err
 	}
@@ -95,7 +93,7 @@ func userKey(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: user key takes one NAME", errUsage)
 	}
-	store, err := openStore(ctx, *db)
+	store, _, err := openStore(ctx, *db, models.Options{})
 	if err != nil {
 		return err
 	}
