@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +153,105 @@ func TestConcurrentTurnsOnOneExchange(t *testing.T) {
 		}
 		for q := range accepted {
 			t.Errorf("accepted message %q is missing from the log", q)
+		}
+	})
+}
+
+// secondStore opens another connection pool on s's database: a second
+// server process, as far as the database can tell.
+func secondStore(t *testing.T, s *Store) *Store {
+	t.Helper()
+	dsn := os.Getenv(postgresEnv)
+	if s.dialect == "sqlite" {
+		if err := s.db.Raw("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&dsn).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := Open(dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
+// TestTwoWritersAppendFiveHundredEach has two writers, each with its own
+// connection pool (two servers), append 500 turns each to one exchange as
+// fast as they can. DESIGN: a message sent while the other writer's turn
+// runs is refused (ErrTurnRunning, 409 in the API) and sent again; an
+// append at a taken seq fails (ErrSeqTaken), never overwrites. Afterwards
+// the log holds all 1,000 turns, each once, at seqs 0..1999 without a gap,
+// every reply right after its own question.
+func TestTwoWritersAppendFiveHundredEach(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		ex, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "writer 0 turn 0", Owner: "writer-0"})
+		if err := s.FinishTurn(ctx, ex.ID, "writer-0", assistant("reply to writer 0 turn 0")); err != nil {
+			t.Fatal(err)
+		}
+		stores := []*Store{s, secondStore(t, s)}
+		const appends = 500
+		refused := make([]int, len(stores))
+		errs := make(chan error, len(stores))
+		var wg sync.WaitGroup
+		for w, store := range stores {
+			wg.Go(func() {
+				owner := fmt.Sprintf("writer-%d", w)
+				first := 0
+				if w == 0 {
+					first = 1 // the exchange's first turn was writer 0's
+				}
+				for i := first; i < appends; {
+					query := fmt.Sprintf("writer %d turn %d", w, i)
+					_, msg, err := store.StartTurn(ctx, TurnStart{UserID: ann.ID, ExchangeID: ex.ID, Scope: ScopeGeneral,
+						AgentType: "router", Query: query, Owner: owner})
+					if errors.Is(err, ErrTurnRunning) || errors.Is(err, ErrSeqTaken) {
+						refused[w]++
+						runtime.Gosched()
+						continue // the person sends it again
+					}
+					if err == nil && msg.Content != query {
+						err = fmt.Errorf("StartTurn stored %q", msg.Content)
+					}
+					if err == nil {
+						err = store.FinishTurn(ctx, ex.ID, owner, assistant("reply to "+query))
+					}
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", query, err)
+						return
+					}
+					i++
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if refused[0]+refused[1] == 0 {
+			t.Fatal("no send was refused: the writers never overlapped, the test proves nothing")
+		}
+		t.Logf("refused and sent again: writer 0 %d times, writer 1 %d times", refused[0], refused[1])
+		msgs := checkLog(t, s, ann.ID, ex.ID, 2*appends)
+		seen := map[string]bool{}
+		for i := 0; i < len(msgs); i += 2 {
+			q := msgs[i].Content
+			if seen[q] {
+				t.Fatalf("%q is in the log twice", q)
+			}
+			seen[q] = true
+			if msgs[i+1].Content != "reply to "+q {
+				t.Fatalf("seq %d answers %q with %q: turns interleaved", i+1, q, msgs[i+1].Content)
+			}
+		}
+		for w := range stores {
+			for i := range appends {
+				if q := fmt.Sprintf("writer %d turn %d", w, i); !seen[q] {
+					t.Errorf("%q is missing", q)
+				}
+			}
 		}
 	})
 }

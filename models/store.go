@@ -24,6 +24,7 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	group   *committer // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
 }
 
 // Options tune how a database is opened.
@@ -74,7 +75,7 @@ func Open(dsn string, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(8)
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(0)
-	return &Store{db: db, dialect: "sqlite"}, nil
+	return &Store{db: db, dialect: "sqlite", group: newCommitter(db)}, nil
 }
 
 func isPostgres(dsn string) bool {
@@ -131,6 +132,9 @@ func (s *Store) Dialect() string { return s.dialect }
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	if s.group != nil {
+		s.group.close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ type TurnStart struct {
 func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message, error) {
 	var ex Exchange
 	var msg *Message
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
 		at := now()
 		if t.ExchangeID == 0 {
 			owner := t.Owner
@@ -82,7 +82,7 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 // FinishTurn appends the turn's final entries and releases the lease. It
 // fails with ErrLeaseLost, writing nothing, if owner no longer holds it.
 func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
 		if err := release(tx, exchangeID, owner, TurnIdle, nil); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *Store) FailTurn(ctx context.Context, exchangeID int64, owner, reason st
 // stale, so that a turn whose owner renewed it meanwhile is left alone.
 func (s *Store) failTurn(ctx context.Context, exchangeID int64, owner, reason string, staleBefore *time.Time) (*Message, error) {
 	var msg *Message
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
 		if err := release(tx, exchangeID, owner, TurnFailed, staleBefore); err != nil {
 			return err
 		}
@@ -238,23 +238,26 @@ func lastSpace(r []rune) int {
 
 // Heartbeat renews owner's lease on a running turn.
 func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) error {
-	res := s.db.WithContext(ctx).Model(&Exchange{}).
-		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-		UpdateColumn("turn_heartbeat_at", now()) // a heartbeat is not activity: updated_at stays
-	if res.Error != nil {
-		return wrap("heartbeat", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("heartbeat: %w", ErrLeaseLost)
-	}
-	return nil
+	err := s.transact(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&Exchange{}).
+			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+			UpdateColumn("turn_heartbeat_at", now()) // a heartbeat is not activity: updated_at stays
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
+		return nil
+	})
+	return wrap("heartbeat", err)
 }
 
 // AppendEntry commits one finished entry of a running turn (a tool call or a
 // tool result) as it is produced, while owner holds the lease.
 func (s *Store) AppendEntry(ctx context.Context, exchangeID int64, owner string, m *Message) (*Message, error) {
 	var out *Message
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&Exchange{}).
 			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
 			UpdateColumn("turn_heartbeat_at", now())
@@ -278,7 +281,7 @@ func (s *Store) AppendEntry(ctx context.Context, exchangeID int64, owner string,
 func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*Exchange, *Message, error) {
 	var ex Exchange
 	var msg Message
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
 			return err
 		}

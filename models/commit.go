@@ -1,0 +1,156 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"gorm.io/gorm"
+)
+
+// Group commit. SQLite has one writer at a time, and with synchronous=FULL
+// every commit waits for the disk. The turn writes (a user message, a reply,
+// a tool entry, a failure, a heartbeat) therefore go through one committer
+// goroutine: it takes every write that is waiting, runs each in a savepoint
+// of one transaction, and commits them together, so concurrent turns share
+// one sync instead of queueing for one each. A lone write is committed at
+// once: nothing waits for company. Each write keeps its own outcome (its
+// savepoint is rolled back on error); a failed commit fails the whole group.
+// PostgreSQL runs concurrent writers itself and writes directly.
+
+// groupLimit bounds how many writes share one commit.
+const groupLimit = 64
+
+// write is one write waiting for the committer.
+type write struct {
+	ctx  context.Context
+	fn   func(tx *gorm.DB) error
+	done chan error
+}
+
+// committer is the goroutine that runs grouped writes.
+type committer struct {
+	db      *gorm.DB
+	queue   chan *write
+	closed  chan struct{} // Close was called
+	stopped chan struct{} // run has returned: nothing more is committed
+	groups  atomic.Int64  // transactions committed or rolled back, for the tests
+}
+
+func newCommitter(db *gorm.DB) *committer {
+	c := &committer{db: db, queue: make(chan *write, groupLimit), closed: make(chan struct{}), stopped: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// transact runs fn in a transaction: on SQLite in the next group commit, on
+// PostgreSQL in one of its own. It returns once the outcome is durable.
+func (s *Store) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	if s.group == nil {
+		return s.db.WithContext(ctx).Transaction(fn)
+	}
+	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.group.queue <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.group.closed:
+		return errStoreClosed
+	}
+	// Once queued, the write's outcome is waited for even if ctx ends: the
+	// caller must know whether it was committed.
+	select {
+	case err := <-w.done:
+		return err
+	case <-s.group.stopped:
+		select {
+		case err := <-w.done:
+			return err
+		default:
+			return errStoreClosed
+		}
+	}
+}
+
+func (c *committer) run() {
+	defer close(c.stopped)
+	for {
+		var first *write
+		select {
+		case first = <-c.queue:
+		case <-c.closed:
+			return
+		}
+		group := []*write{first}
+	gather:
+		for len(group) < groupLimit {
+			select {
+			case w := <-c.queue:
+				group = append(group, w)
+			default:
+				break gather
+			}
+		}
+		c.commit(group)
+	}
+}
+
+// commit runs a group of writes in one transaction and reports to each.
+func (c *committer) commit(group []*write) {
+	errs := make([]error, len(group))
+	tx := c.db.Begin()
+	err := tx.Error
+	if err == nil {
+		applied := 0
+		for i, w := range group {
+			if errs[i] = w.ctx.Err(); errs[i] != nil {
+				continue // the caller gave up before its turn came
+			}
+			// The write runs to its end whatever becomes of its context: a
+			// statement cut short would leave its savepoint unrolled.
+			if len(group) == 1 {
+				errs[i] = apply(tx, w.fn)
+			} else {
+				// A nested transaction is a savepoint: a failed write
+				// rolls back alone.
+				errs[i] = apply(tx, func(tx *gorm.DB) error { return tx.Transaction(w.fn) })
+			}
+			if errs[i] == nil {
+				applied++
+			}
+		}
+		c.groups.Add(1)
+		if applied == 0 {
+			err = tx.Rollback().Error
+		} else {
+			err = tx.Commit().Error
+		}
+	}
+	for i, w := range group {
+		if err != nil && errs[i] == nil {
+			errs[i] = err
+		}
+		w.done <- errs[i]
+	}
+}
+
+// apply runs fn, turning a panic into an error so that one bad write cannot
+// stop the committer (its savepoint is rolled back by gorm on the way).
+func apply(tx *gorm.DB, fn func(tx *gorm.DB) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("write panicked: %v", r)
+		}
+	}()
+	return fn(tx)
+}
+
+// errStoreClosed is a write sent after the store was closed.
+var errStoreClosed = errors.New("the store is closed")
+
+// close stops the committer once the group being committed is done.
+func (c *committer) close() {
+	close(c.closed)
+	<-c.stopped
+}
