@@ -190,7 +190,7 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 		case req := <-watches:
 			err = s.watch(req)
 		case e := <-s.sub.C:
-			err = s.event(e)
+			err = s.events(e)
 		}
 		if errors.Is(err, errLiveWrite) {
 			return nil // the tab went away
@@ -249,6 +249,46 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 		return false, nil
 	}
 	return false, err
+}
+
+// How much one message may carry of the reply's pieces that queued up.
+const (
+	liveCoalesce      = 256
+	liveCoalesceBytes = 64 << 10
+)
+
+// events shows e and whatever queued up behind it. A reply's pieces that
+// queued up one after another go out as one message: a tab that falls
+// behind (a slow link, a busy server, hundreds of tabs) catches up in a
+// few writes instead of one per word, and what comes next is not held up
+// behind them.
+func (s *liveSession) events(e agents.Event) error {
+	for n := 0; ; n++ {
+		var next *agents.Event
+		if e.Kind == agents.EventDelta {
+			var text strings.Builder
+			text.WriteString(e.Delta)
+		more:
+			for ; n < liveCoalesce && text.Len() < liveCoalesceBytes; n++ {
+				select {
+				case f := <-s.sub.C:
+					if f.Kind == agents.EventDelta && f.UserID == e.UserID && f.ExchangeID == e.ExchangeID {
+						text.WriteString(f.Delta)
+						continue
+					}
+					next = &f
+					break more
+				default:
+					break more
+				}
+			}
+			e.Delta = text.String()
+		}
+		if err := s.event(e); err != nil || next == nil {
+			return err
+		}
+		e = *next
+	}
 }
 
 // event shows one thing that happened to the user's data.

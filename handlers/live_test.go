@@ -185,6 +185,38 @@ func TestLiveDeltasFillThePendingCell(t *testing.T) {
 	}
 }
 
+// The pieces of a reply that queue up while the server writes to a tab go
+// out together, in order, and nothing is lost or repeated.
+func TestLiveQueuedDeltasGoOutTogether(t *testing.T) {
+	a := newTestApp(t)
+	addr := a.listen()
+	ann := a.register("ann")
+	ex, q := a.liveStart(ann.user.ID, 0, "write fast")
+	tab := ann.openTab(t, addr)
+	tab.watch(ex.ID, -1)
+	tab.hasEntries(msgID(q))
+	tab.readUntil("the pending cell", func() bool { return tab.opened == 1 })
+
+	const pieces = 300
+	var want strings.Builder
+	for i := range pieces {
+		piece := "w" + strconv.Itoa(i) + " "
+		want.WriteString(piece)
+		a.liveDelta(ann.user.ID, ex.ID, piece)
+	}
+	before := len(tab.frames)
+	tab.readUntil("every piece", func() bool { return tab.deltas.Len() >= want.Len() })
+	if tab.deltas.String() != want.String() {
+		t.Fatalf("the tab got %q,\nwant %q", tab.deltas.String(), want.String())
+	}
+	if sent := len(tab.frames) - before; sent > pieces/2 {
+		t.Fatalf("%d messages for %d pieces published at once: they were not sent together", sent, pieces)
+	}
+	if tab.opened != 1 {
+		t.Fatalf("%d cells opened, want 1", tab.opened)
+	}
+}
+
 func TestLiveFailedTurnOffersRetry(t *testing.T) {
 	a := newTestApp(t)
 	addr := a.listen()
