@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newFlags("bench", stderr)
 	quick := f.bool("quick", false, "shrink the data and the work to finish in under a minute")
 	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
+	cpuProfile := f.string("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -66,6 +68,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	size := benchFull
 	if *quick {
 		size = benchQuick
+	}
+	if *cpuProfile != "" {
+		out, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return runBench(ctx, stdout, *dbDir, size)
 }

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -202,6 +204,219 @@ func TestKillMidTurnThenRetry(t *testing.T) {
 	if err != nil || ex.TurnStatus != models.TurnIdle {
 		t.Fatalf("exchange after retry: %+v %v", ex, err)
 	}
+	if err := srv.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Fatalf("graceful shutdown: %v\n%s", err, srv.log)
+	}
+}
+
+// TestCrashLoop kills a real server with SIGKILL again and again while
+// clients run turns through the API, restarting it on the same database each
+// time. Afterwards the database is whole (SQLite's and the full-text index's
+// integrity checks, foreign keys), nothing is left running, every log is a
+// gapless run of seqs with error rows outside it, and every turn a client was
+// answered for is there word for word, its reply right after its question.
+func TestCrashLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	bin := buildBinary(t)
+	db := filepath.Join(t.TempDir(), "palaver.db")
+	const clients, rounds = 4, 5
+	keys := make([]string, clients)
+	for i := range keys {
+		name := fmt.Sprintf("user%d", i)
+		cli(t, bin, "user", "add", name, "--password", "correct horse", "--db", db)
+		keys[i] = cli(t, bin, "user", "key", name, "--db", db)
+	}
+	addr := freeAddr(t)
+	// 5 ms a word: a reply takes a few hundred milliseconds, so every kill
+	// lands while turns are being written. No automatic retry: what a crash
+	// leaves is seen as it is.
+	flags := []string{"--builtin-delay", "5ms", "--turn-auto-retries", "0"}
+
+	type answered struct {
+		exchangeID      int64
+		query, response string
+	}
+	var (
+		mu   sync.Mutex
+		acks []answered
+		sent int
+	)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range rounds {
+		srv := startServer(t, bin, db, addr, flags...)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() {
+				var exchangeID int64 // a new exchange each round, then follow-ups
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					query := fmt.Sprintf("round %d client %d turn %d: %s", round, c, i, strings.Repeat("é✓", i%7))
+					body := map[string]any{"query": query}
+					if exchangeID != 0 {
+						body["exchange_id"] = exchangeID
+					}
+					b, _ := json.Marshal(body)
+					req, _ := http.NewRequest(http.MethodPost, srv.base+"/api/chat", bytes.NewReader(b))
+					req.Header.Set("x-api-key", keys[c])
+					req.Header.Set("Content-Type", "application/json")
+					mu.Lock()
+					sent++
+					mu.Unlock()
+					res, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return // the server died under the request
+					}
+					var out struct {
+						Response   string `json:"response"`
+						ErrorCode  int    `json:"error_code"`
+						ExchangeID int64  `json:"exchange_id"`
+					}
+					err = json.NewDecoder(res.Body).Decode(&out)
+					res.Body.Close()
+					if err != nil {
+						return // cut off mid-answer
+					}
+					if res.StatusCode != http.StatusOK || out.ErrorCode != 0 {
+						t.Errorf("%s: status %d, error_code %d", query, res.StatusCode, out.ErrorCode)
+						return
+					}
+					exchangeID = out.ExchangeID
+					mu.Lock()
+					acks = append(acks, answered{out.ExchangeID, query, out.Response})
+					mu.Unlock()
+				}
+			})
+		}
+		time.Sleep(time.Duration(300+rng.IntN(500)) * time.Millisecond)
+		if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = srv.cmd.Wait()
+		close(stop)
+		wg.Wait()
+	}
+	if t.Failed() {
+		return
+	}
+	// The last restart recovers the last crash's turns.
+	srv := startServer(t, bin, db, addr, flags...)
+	if len(acks) < rounds*clients {
+		t.Fatalf("only %d turns answered in %d rounds: the crashes came too early to test anything", len(acks), rounds)
+	}
+	t.Logf("%d turns sent, %d answered before a kill", sent, len(acks))
+
+	store, err := models.Open(db, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	sqlDB, err := store.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var integrity string
+	if err := sqlDB.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check: %q %v", integrity, err)
+	}
+	if _, err := sqlDB.ExecContext(ctx, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)"); err != nil {
+		t.Fatalf("full-text index: %v", err)
+	}
+	var orphans int
+	if err := sqlDB.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&orphans); err != nil || orphans != 0 {
+		t.Fatalf("foreign_key_check: %d rows, %v", orphans, err)
+	}
+	if running, err := store.RunningTurns(ctx); err != nil || len(running) != 0 {
+		t.Fatalf("after the last restart %d exchanges are running (%v)", len(running), err)
+	}
+
+	// Every log: seqs 0..n-1, each user message answered by the entry after
+	// it or by an error row; replies parse.
+	rows, err := sqlDB.QueryContext(ctx, `SELECT exchange_id, seq, role, content, COALESCE(agent_response, '') FROM messages ORDER BY exchange_id, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct {
+		seq               *int64
+		role, content, ar string
+	}
+	logs := map[int64][]entry{}
+	for rows.Next() {
+		var exID int64
+		var e entry
+		if err := rows.Scan(&exID, &e.seq, &e.role, &e.content, &e.ar); err != nil {
+			t.Fatal(err)
+		}
+		logs[exID] = append(logs[exID], e)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	errorRows := 0
+	for exID, log := range logs {
+		next := int64(0)
+		for i, e := range log {
+			if e.role == "error" {
+				errorRows++
+				if e.seq != nil {
+					t.Errorf("exchange %d: error row at seq %d", exID, *e.seq)
+				}
+				continue
+			}
+			if e.seq == nil || *e.seq != next {
+				t.Errorf("exchange %d: entry %d (%s) has seq %v, want %d", exID, i, e.role, e.seq, next)
+			}
+			next++
+			if e.role == "user" && (i+1 == len(log) || (log[i+1].role != "assistant" && log[i+1].role != "error")) {
+				t.Errorf("exchange %d: user message %q is neither answered nor failed", exID, e.content)
+			}
+			if e.role == "assistant" {
+				var resp map[string]any
+				if err := json.Unmarshal([]byte(e.ar), &resp); err != nil || resp["content"] != e.content {
+					t.Errorf("exchange %d: reply %q has a torn agent_response %q", exID, e.content, e.ar)
+				}
+			}
+		}
+	}
+	byQuery := map[string]int{}
+	for _, log := range logs {
+		for _, e := range log {
+			if e.role == "user" {
+				byQuery[e.content]++
+			}
+		}
+	}
+	for _, a := range acks {
+		log := logs[a.exchangeID]
+		found := false
+		for i := 0; i+1 < len(log); i++ {
+			if log[i].role == "user" && log[i].content == a.query {
+				found = log[i+1].role == "assistant" && log[i+1].content == a.response
+				break
+			}
+		}
+		if !found {
+			t.Errorf("answered turn %q is not in exchange %d with its reply", a.query, a.exchangeID)
+		}
+		if byQuery[a.query] != 1 {
+			t.Errorf("answered turn %q is stored %d times", a.query, byQuery[a.query])
+		}
+	}
+	if errorRows == 0 {
+		t.Error("no turn was cut by a kill: the test proves nothing")
+	}
+	t.Logf("%d exchanges, %d error rows left by the kills", len(logs), errorRows)
 	if err := srv.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
