@@ -59,6 +59,7 @@ func unwrapMessage(err error) string {
 // errorHandler is the one place errors become responses: JSON for the API,
 // an alert fragment for htmx, an error page otherwise.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
+	err = headTooLarge(err)
 	status, msg := classify(err)
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
@@ -67,7 +68,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	c.Vary("HX-Request")
 	switch {
-	case isAPI(c) || refusedUnread(status):
+	case isAPI(c) || refusedUnread(status) || errors.Is(err, errHeadTooLarge):
 		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
 	case c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true":
 		c.Set("HX-Reswap", "none")
@@ -83,8 +84,9 @@ func isAPI(c *fiber.Ctx) bool {
 }
 
 // refusedUnread says whether the server refused the request before reading
-// it (a body or headers over the limit): its path may be lost by then, so it
-// gets the JSON error shape, which any client can read.
+// it (a body or headers over the limit, or a request line over the read
+// buffer, errHeadTooLarge): its path may be lost by then, so it gets the JSON
+// error shape, which any client can read.
 func refusedUnread(status int) bool {
 	return status == fiber.StatusRequestEntityTooLarge || status == fiber.StatusRequestHeaderFieldsTooLarge
 }

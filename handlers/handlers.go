@@ -86,7 +86,8 @@ const (
 	minPassword    = 8
 	maxUsername    = 64
 	maxTitleLength = 200
-	maxComment     = 2000 // a feedback comment, in characters (HTML and API)
+	maxComment     = 2000     // a feedback comment, in characters (HTML and API)
+	readBufferSize = 16 << 10 // the request line and headers; long cursors and cookies fit
 )
 
 // New builds the fiber app with every route.
@@ -107,12 +108,13 @@ func New(d Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "palaver",
 		BodyLimit:             bodyLimit,
-		ReadBufferSize:        16 << 10, // long cursors and cookies fit
+		ReadBufferSize:        readBufferSize,
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 		ErrorHandler:          h.errorHandler,
 		DisableStartupMessage: true,
 	})
+	app.Use(h.limitQuery) // before anything reads the query (handlers/limits.go)
 	h.routes(app)
 	return app
 }
