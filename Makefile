@@ -7,10 +7,17 @@ BIN      := bin/palaver
 ASSETS   := static/dist/app.css static/dist/htmx.min.js static/dist/ws.min.js
 GO_SRC   := $(shell find . -name '*.go' -not -path './node_modules/*') go.mod go.sum
 TEMPL    := $(wildcard views/*.templ)
+# Fuzzing budgets in executions, about 10 s each on 2 cores. A count, not a
+# duration: a duration races Go 1.26's fuzz coordinator at the deadline and
+# can fail with "context deadline exceeded" and no failing input
+# (golang/go#75804, fixed in Go 1.27).
+FUZZ_PATCH    ?= 200000x
+FUZZ_MARKDOWN ?= 40000x
+FUZZ_API      ?= 8000x
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help assets generate build run test check bench clean
+.PHONY: help assets generate build run test check bench clean chromium
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -44,11 +51,23 @@ run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
 bench: $(BIN) ## Measure against the performance targets on a temporary database (BENCH_FLAGS=--quick)
 	$(BIN) bench $(BENCH_FLAGS)
 
+# The browser tests drive Debian's chromium (handlers/browser_*_test.go). As
+# root it is installed when missing; otherwise make stops and says so.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium for the browser tests (about 2 minutes)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "make test needs Chromium for the browser tests: install the Debian package 'chromium' (apt-get install chromium), then run make test again"; \
+	    exit 1; \
+	  fi; }
+
 # The store tests also run on PostgreSQL: on a throwaway cluster listening
 # only on a Unix socket in a temporary folder (so no port can collide), or on
 # the database named by PALAVER_TEST_POSTGRES. As root the server package is
 # installed when missing; otherwise those tests skip and say why.
-test: $(ASSETS) ## Build what the tests need and run every test
+test: $(ASSETS) chromium ## Build what the tests need and run every test
 	$(GO) vet $(GOFLAGS_) ./...
 	@set -eu; \
 	if [ -z "$${PALAVER_TEST_POSTGRES:-}" ]; then \
@@ -71,7 +90,9 @@ test: $(ASSETS) ## Build what the tests need and run every test
 	  fi; \
 	fi; \
 	$(GO) test $(GOFLAGS_) -count=1 ./...
-	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime 10s ./agents/sections
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZ_PATCH) ./agents/sections
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZ_MARKDOWN) ./views
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzAPIRequest$$' -fuzztime $(FUZZ_API) ./handlers
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains
 	$(GO) tool templ generate
