@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
@@ -24,10 +25,11 @@ import (
 
 // testApp is the whole app on a fresh temporary SQLite database.
 type testApp struct {
-	t     *testing.T
-	app   *fiber.App
-	store *models.Store
-	hub   *agents.Hub
+	t        *testing.T
+	app      *fiber.App
+	store    *models.Store
+	hub      *agents.Hub
+	sessions *scs.SessionManager
 }
 
 type appOption func(*handlers.Deps)
@@ -68,7 +70,7 @@ func newTestApp(t *testing.T, opts ...appOption) *testApp {
 	for _, o := range opts {
 		o(&d)
 	}
-	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub}
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
 }
 
 // client is one browser (a cookie jar and the CSRF token it last saw) or one

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -20,6 +21,16 @@ const (
 	sessCSRF     = "csrf"
 	sessExchange = "exchange" // the current general exchange; 0 = a new chat
 	sessEpoch    = "epoch"    // the account's session epoch when it signed in
+	sessSeen     = "seen"     // when the session was last used, in Unix seconds (sessionTouch)
+)
+
+// A session ends after sessionIdle without use (and in any case at the end
+// of its lifetime, sessions.go). Its last use is written at most once per
+// sessionTouch: scs's own IdleTimeout would rewrite the session row, and
+// wait for the disk, on every request that carries the cookie.
+const (
+	sessionIdle  = 14 * 24 * time.Hour
+	sessionTouch = time.Hour
 )
 
 // Locals keys.
@@ -40,6 +51,9 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := h.touchSession(ctx); err != nil {
+		return err
+	}
 	c.SetUserContext(ctx)
 	c.Locals(localSession, true)
 	c.Vary(fiber.HeaderCookie)
@@ -50,6 +64,7 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 	}
 	switch sm.Status(ctx) {
 	case scs.Modified:
+		sm.Put(ctx, sessSeen, time.Now().Unix()) // written anyway
 		tok, exp, err := sm.Commit(ctx)
 		if err != nil {
 			return err
@@ -65,6 +80,25 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 			Name: sm.Cookie.Name, Path: "/", Expires: time.Unix(1, 0), MaxAge: -1,
 			HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: sm.Cookie.Secure,
 		})
+	}
+	return nil
+}
+
+// touchSession ends a stored session unused for sessionIdle, and marks one
+// last used over sessionTouch ago as used now (to be written after the
+// request). A session stored without a last use gets one.
+func (h *Handlers) touchSession(ctx context.Context) error {
+	sm := h.sessions
+	if len(sm.Keys(ctx)) == 0 {
+		return nil // new, or empty: nothing is stored
+	}
+	now := time.Now()
+	seen := sm.GetInt64(ctx, sessSeen)
+	switch age := now.Sub(time.Unix(seen, 0)); {
+	case seen != 0 && age > sessionIdle:
+		return sm.Destroy(ctx) // as if it had expired: a fresh session follows
+	case age > sessionTouch: // also when seen is 0
+		sm.Put(ctx, sessSeen, now.Unix())
 	}
 	return nil
 }

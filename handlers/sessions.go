@@ -21,8 +21,10 @@ func NewSessions(db *sql.DB, dialect string, secure bool, cleanup time.Duration)
 		sm.Store = sqlite3store.NewWithCleanupInterval(db, cleanup)
 	}
 	// A conversation is still there when its person comes back next week.
+	// Sessions left idle end sooner: session.go (sessionIdle) checks that
+	// without rewriting the session on every request, as scs's IdleTimeout
+	// would.
 	sm.Lifetime = 30 * 24 * time.Hour
-	sm.IdleTimeout = 14 * 24 * time.Hour
 	sm.Cookie.Name = "palaver_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
