@@ -2,6 +2,8 @@ package views
 
 import (
 	"bytes"
+	"strings"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
@@ -11,10 +13,26 @@ import (
 // Markdown renders assistant Markdown to HTML and then sanitises it. goldmark
 // already drops raw HTML; the sanitiser is the second line of defence. It is
 // safe for concurrent use.
+//
+// It remembers what it rendered last: the same replies are rendered again
+// and again (every tab that shows a conversation, every tab a reply is
+// streamed to), and rendering is most of the cost of showing one.
 type Markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
+
+	mu    sync.Mutex
+	cache map[string]string
+	order []string // insertion order, for eviction; a ring of markdownCached
+	next  int
 }
+
+// What the renderer remembers: up to markdownCached sources, each of at most
+// markdownCachedLen bytes (a longer one is rendered every time).
+const (
+	markdownCached    = 512
+	markdownCachedLen = 32 << 10
+)
 
 // NewMarkdown builds the renderer: GitHub-flavoured Markdown, user-generated
 // content policy (links get rel="nofollow noopener" and open in a new tab).
@@ -22,12 +40,45 @@ func NewMarkdown() *Markdown {
 	p := bluemonday.UGCPolicy()
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &Markdown{md: goldmark.New(goldmark.WithExtensions(extension.GFM)), policy: p}
+	return &Markdown{
+		md: goldmark.New(goldmark.WithExtensions(extension.GFM)), policy: p,
+		cache: map[string]string{}, order: make([]string, 0, markdownCached),
+	}
 }
 
 // HTML renders src; on the (theoretical) failure of goldmark it falls back to
 // the escaped source, so a reply is never lost from the page.
 func (m *Markdown) HTML(src string) string {
+	if len(src) > markdownCachedLen {
+		return m.render(src)
+	}
+	m.mu.Lock()
+	html, ok := m.cache[src]
+	m.mu.Unlock()
+	if ok {
+		return html
+	}
+	html = m.render(src)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.cache[src]; ok {
+		return html // rendered meanwhile by another caller
+	}
+	// The key is kept: it must not share memory with a request buffer the
+	// server reuses (fiber's zero-copy strings, a page preview's form).
+	src = strings.Clone(src)
+	if len(m.order) < markdownCached {
+		m.order = append(m.order, src)
+	} else {
+		delete(m.cache, m.order[m.next])
+		m.order[m.next] = src
+		m.next = (m.next + 1) % markdownCached
+	}
+	m.cache[src] = html
+	return html
+}
+
+func (m *Markdown) render(src string) string {
 	var buf bytes.Buffer
 	if err := m.md.Convert([]byte(src), &buf); err != nil {
 		return m.policy.Sanitize("<pre>" + bluemonday.StrictPolicy().Sanitize(src) + "</pre>")
