@@ -140,8 +140,9 @@ type liveSession struct {
 	// feedPage is the page the watched exchange is a chat of (0: a general
 	// chat): its entries are shown as the page's panel shows them.
 	feedPage int64
-	pageID   int64 // the page whose editor the tab shows; 0: none
-	reply    bool  // the tab has a pending reply cell open, as far as we know
+	pageID   int64        // the page whose editor the tab shows; 0: none
+	reply    bool         // the tab has a pending reply cell open, as far as we know
+	out      bytes.Buffer // rendered, to be written as one message (flush)
 }
 
 // read hands the tab's watch messages to run, until the connection fails
@@ -219,7 +220,10 @@ func (s *liveSession) watch(req liveRequest) error {
 	if err != nil || !ok {
 		return err
 	}
-	return s.send(u)
+	if err := s.send(u); err != nil {
+		return err
+	}
+	return s.flush()
 }
 
 // catchUp reads the exchange's header and log and adds to u what the tab
@@ -251,25 +255,26 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 	return false, err
 }
 
-// How much one message may carry of the reply's pieces that queued up.
+// How much one message may carry of what queued up.
 const (
-	liveCoalesce      = 256
-	liveCoalesceBytes = 64 << 10
+	liveBatch      = 256      // events
+	liveBatchBytes = 64 << 10 // rendered bytes, or of a reply's pieces
 )
 
-// events shows e and whatever queued up behind it. A reply's pieces that
-// queued up one after another go out as one message: a tab that falls
-// behind (a slow link, a busy server, hundreds of tabs) catches up in a
-// few writes instead of one per word, and what comes next is not held up
-// behind them.
+// events shows e and whatever queued up behind it, in one message: a tab
+// that falls behind (a slow link, a busy server, hundreds of tabs) catches
+// up in a few writes instead of one per event, and what comes next is not
+// held up behind them. The fragments keep their order, so the tab applies
+// them as it would have one message at a time; a reply's pieces that queued
+// one after another are joined into one.
 func (s *liveSession) events(e agents.Event) error {
-	for n := 0; ; n++ {
+	for n := 1; ; n++ {
 		var next *agents.Event
 		if e.Kind == agents.EventDelta {
 			var text strings.Builder
 			text.WriteString(e.Delta)
-		more:
-			for ; n < liveCoalesce && text.Len() < liveCoalesceBytes; n++ {
+		pieces:
+			for ; n < liveBatch && text.Len() < liveBatchBytes; n++ {
 				select {
 				case f := <-s.sub.C:
 					if f.Kind == agents.EventDelta && f.UserID == e.UserID && f.ExchangeID == e.ExchangeID {
@@ -277,15 +282,25 @@ func (s *liveSession) events(e agents.Event) error {
 						continue
 					}
 					next = &f
-					break more
+					break pieces
 				default:
-					break more
+					break pieces
 				}
 			}
 			e.Delta = text.String()
 		}
-		if err := s.event(e); err != nil || next == nil {
+		if err := s.event(e); err != nil {
 			return err
+		}
+		if next == nil && n < liveBatch && s.out.Len() < liveBatchBytes {
+			select {
+			case f := <-s.sub.C:
+				next = &f
+			default:
+			}
+		}
+		if next == nil {
+			return s.flush()
 		}
 		e = *next
 	}
@@ -487,18 +502,24 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
 // errLiveWrite is a failed write: the tab is gone.
 var errLiveWrite = errors.New("live: write failed")
 
-// send renders u and writes it as one message; an empty update sends nothing.
+// send renders u after what is waiting to be written (flush writes it);
+// an empty update adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
 	if len(u.Entries) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.Delta == "" &&
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := views.LiveMessage(u).Render(s.ctx, &buf); err != nil {
-		return err
+	return views.LiveMessage(u).Render(s.ctx, &s.out)
+}
+
+// flush writes what send rendered as one message.
+func (s *liveSession) flush() error {
+	if s.out.Len() == 0 {
+		return nil
 	}
+	defer s.out.Reset()
 	_ = s.conn.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
-	if err := s.conn.WriteMessage(websocket.TextMessage, buf.Bytes()); err != nil {
+	if err := s.conn.WriteMessage(websocket.TextMessage, s.out.Bytes()); err != nil {
 		return errors.Join(errLiveWrite, err)
 	}
 	return nil
