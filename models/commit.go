@@ -97,41 +97,95 @@ func (c *committer) run() {
 }
 
 // commit runs a group of writes in one transaction and reports to each.
+// It first runs them one after the other as they are; if one fails, that
+// attempt is rolled back and the group runs again with each write in a
+// savepoint of its own, so that only the failing one is undone. (Failures
+// are rare: a send while a turn runs, a lost lease. Savepoints cost a
+// quarter of the committer's time, so they are only paid for then.)
 func (c *committer) commit(group []*write) {
 	errs := make([]error, len(group))
-	tx := c.db.Begin()
-	err := tx.Error
-	if err == nil {
-		applied := 0
-		for i, w := range group {
-			if errs[i] = w.ctx.Err(); errs[i] != nil {
-				continue // the caller gave up before its turn came
-			}
-			// The write runs to its end whatever becomes of its context: a
-			// statement cut short would leave its savepoint unrolled.
-			if len(group) == 1 {
-				errs[i] = apply(tx, w.fn)
-			} else {
-				// A nested transaction is a savepoint: a failed write
-				// rolls back alone.
-				errs[i] = apply(tx, func(tx *gorm.DB) error { return tx.Transaction(w.fn) })
-			}
-			if errs[i] == nil {
-				applied++
-			}
-		}
-		c.groups.Add(1)
-		if applied == 0 {
-			err = tx.Rollback().Error
-		} else {
-			err = tx.Commit().Error
-		}
+	if len(group) == 1 || !c.together(group, errs) {
+		c.each(group, errs)
 	}
 	for i, w := range group {
-		if err != nil && errs[i] == nil {
-			errs[i] = err
-		}
 		w.done <- errs[i]
+	}
+}
+
+// together runs the group without savepoints. It says false, having rolled
+// everything back, when a write failed; otherwise it has committed (or
+// failed to) and set errs.
+func (c *committer) together(group []*write, errs []error) bool {
+	tx := c.db.Begin()
+	if tx.Error != nil {
+		fill(errs, tx.Error)
+		return true
+	}
+	applied := 0
+	for i, w := range group {
+		if errs[i] = w.ctx.Err(); errs[i] != nil {
+			continue // the caller gave up before its turn came
+		}
+		if err := apply(tx, w.fn); err != nil {
+			tx.Rollback()
+			clear(errs)
+			return false
+		}
+		applied++
+	}
+	c.end(tx, applied, errs)
+	return true
+}
+
+// each runs the group with every write in a savepoint of its own (a lone
+// write needs none: the transaction is its own).
+func (c *committer) each(group []*write, errs []error) {
+	tx := c.db.Begin()
+	if tx.Error != nil {
+		fill(errs, tx.Error)
+		return
+	}
+	applied := 0
+	for i, w := range group {
+		if errs[i] = w.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		// The write runs to its end whatever becomes of its context: a
+		// statement cut short would leave its savepoint unrolled.
+		if len(group) == 1 {
+			errs[i] = apply(tx, w.fn)
+		} else {
+			errs[i] = apply(tx, func(tx *gorm.DB) error { return tx.Transaction(w.fn) })
+		}
+		if errs[i] == nil {
+			applied++
+		}
+	}
+	c.end(tx, applied, errs)
+}
+
+// end commits what was applied (or rolls back when nothing was) and gives
+// a failed commit to every write that had succeeded.
+func (c *committer) end(tx *gorm.DB, applied int, errs []error) {
+	c.groups.Add(1)
+	var err error
+	if applied == 0 {
+		err = tx.Rollback().Error
+	} else {
+		err = tx.Commit().Error
+	}
+	if err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+}
+
+func fill(errs []error, err error) {
+	for i := range errs {
+		errs[i] = err
 	}
 }
 

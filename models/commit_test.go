@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -152,4 +153,48 @@ func TestGroupCommitAfterClose(t *testing.T) {
 		t.Fatalf("write after close: %v", err)
 	}
 	s.group = nil // Close (in the cleanup) closes the pool only
+}
+
+// TestGroupCommitSharesOneTransaction: writes that queue up behind one
+// being committed are committed together, in the order they came.
+func TestGroupCommitSharesOneTransaction(t *testing.T) {
+	s := newSQLite(t, Options{})
+	ctx := context.Background()
+	ann := mustUser(t, s, "ann")
+	ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "start"}, "ok")
+	before := s.group.groups.Load()
+	release := holdCommitter(t, s)
+	const writes = 5
+	results := make([]chan error, writes)
+	for i := range writes {
+		results[i] = make(chan error, 1)
+		go func() {
+			results[i] <- s.transact(ctx, func(tx *gorm.DB) error {
+				_, err := appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: fmt.Sprintf("queued %d", i)})
+				return err
+			})
+		}()
+		waitQueued(t, s, i+1)
+	}
+	release()
+	for i := range results {
+		if err := <-results[i]; err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if got := s.group.groups.Load() - before; got != 2 {
+		t.Fatalf("%d transactions for the holding write and %d queued ones, want 2", got, writes)
+	}
+	msgs, err := s.Messages(ctx, ann.ID, ex.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2+writes {
+		t.Fatalf("%d messages, want %d", len(msgs), 2+writes)
+	}
+	for i, m := range msgs[2:] {
+		if m.Content != fmt.Sprintf("queued %d", i) || *m.Seq != int64(2+i) {
+			t.Fatalf("entry %d is %q at seq %d", 2+i, m.Content, *m.Seq)
+		}
+	}
 }

@@ -175,7 +175,7 @@ func release(tx *gorm.DB, exchangeID int64, owner, status string, staleBefore *t
 // appendEntry inserts m at the exchange's next seq (error rows take none). A
 // seq taken by a concurrent writer gives ErrSeqTaken, never an overwrite.
 func appendEntry(tx *gorm.DB, exchangeID int64, m *Message) (*Message, error) {
-	m.ExchangeID = exchangeID
+	m.ID, m.ExchangeID = 0, exchangeID // a new row, also when a group commit runs this again
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = now()
 	}
