@@ -299,7 +299,7 @@ func LiveMessage(u LiveUpdate) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			for _, m := range u.Entries {
-				templ_7745c5c3_Err = Message(m).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = liveMessage(m).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -458,7 +458,7 @@ func LiveMessage(u LiveUpdate) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = HistoryEntry(*u.History).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = liveHistoryEntry(*u.History).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -467,7 +467,7 @@ func LiveMessage(u LiveUpdate) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = HistoryEntry(*u.History).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = liveHistoryEntry(*u.History).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
