@@ -35,7 +35,7 @@ type committer struct {
 	queue   chan *write
 	closed  chan struct{} // Close was called
 	stopped chan struct{} // run has returned: nothing more is committed
-	groups  atomic.Int64  // transactions committed or rolled back, for the tests
+	groups  atomic.Int64  // transactions committed or rolled back (each attempt), for the tests
 }
 
 func newCommitter(db *gorm.DB) *committer {
@@ -128,6 +128,7 @@ func (c *committer) together(group []*write, errs []error) bool {
 		}
 		if err := apply(tx, w.fn); err != nil {
 			tx.Rollback()
+			c.groups.Add(1)
 			clear(errs)
 			return false
 		}

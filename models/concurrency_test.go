@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -194,6 +195,7 @@ func TestTwoWritersAppendFiveHundredEach(t *testing.T) {
 		const appends = 500
 		refused := make([]int, len(stores))
 		errs := make(chan error, len(stores))
+		var failed atomic.Bool // a writer stopped: the other must not wait for it forever
 		var wg sync.WaitGroup
 		for w, store := range stores {
 			wg.Go(func() {
@@ -207,6 +209,9 @@ func TestTwoWritersAppendFiveHundredEach(t *testing.T) {
 					_, msg, err := store.StartTurn(ctx, TurnStart{UserID: ann.ID, ExchangeID: ex.ID, Scope: ScopeGeneral,
 						AgentType: "router", Query: query, Owner: owner})
 					if errors.Is(err, ErrTurnRunning) || errors.Is(err, ErrSeqTaken) {
+						if failed.Load() {
+							return
+						}
 						refused[w]++
 						runtime.Gosched()
 						continue // the person sends it again
@@ -215,9 +220,13 @@ func TestTwoWritersAppendFiveHundredEach(t *testing.T) {
 						err = fmt.Errorf("StartTurn stored %q", msg.Content)
 					}
 					if err == nil {
+						// The agent runs: the lease is held a moment, as in
+						// any real turn, and the other writer's sends meet it.
+						time.Sleep(50 * time.Microsecond)
 						err = store.FinishTurn(ctx, ex.ID, owner, assistant("reply to "+query))
 					}
 					if err != nil {
+						failed.Store(true)
 						errs <- fmt.Errorf("%s: %w", query, err)
 						return
 					}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // TurnStart is the user message that opens a turn, and where it goes.
@@ -48,7 +49,8 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				return err
 			}
 		} else {
-			res := tx.Model(&Exchange{}).
+			// RETURNING fills ex with the header as updated.
+			res := tx.Model(&ex).Clauses(clause.Returning{}).
 				Where("id = ? AND user_id = ? AND turn_status <> ?", t.ExchangeID, t.UserID, TurnRunning).
 				Updates(map[string]any{
 					"turn_status": TurnRunning, "turn_owner": t.Owner, "turn_heartbeat_at": at,
@@ -64,9 +66,6 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 					return err
 				}
 				return ErrTurnRunning
-			}
-			if err := tx.Take(&ex, t.ExchangeID).Error; err != nil {
-				return err
 			}
 		}
 		var err error
