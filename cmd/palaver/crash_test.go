@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -250,10 +251,21 @@ func TestCrashLoop(t *testing.T) {
 	for round := range rounds {
 		srv := startServer(t, bin, db, addr, flags...)
 		stop := make(chan struct{})
+		var killing atomic.Bool // from here on a failed request is the kill's doing
+		// fail reports a request that failed while the server should be up.
+		fail := func(query string, err error) {
+			if !killing.Load() {
+				t.Errorf("%s failed before the kill: %v\n%s", query, err, srv.log)
+			}
+		}
+		var answeredOnce sync.WaitGroup // every client has had an answer this round
+		answeredOnce.Add(clients)
 		var wg sync.WaitGroup
 		for c := range clients {
 			wg.Go(func() {
 				var exchangeID int64 // a new exchange each round, then follow-ups
+				first := sync.OnceFunc(answeredOnce.Done)
+				defer first() // a client that stops early releases the wait
 				for i := 0; ; i++ {
 					select {
 					case <-stop:
@@ -274,7 +286,8 @@ func TestCrashLoop(t *testing.T) {
 					mu.Unlock()
 					res, err := http.DefaultClient.Do(req)
 					if err != nil {
-						return // the server died under the request
+						fail(query, err) // the server died under the request
+						return
 					}
 					var out struct {
 						Response   string `json:"response"`
@@ -284,7 +297,8 @@ func TestCrashLoop(t *testing.T) {
 					err = json.NewDecoder(res.Body).Decode(&out)
 					res.Body.Close()
 					if err != nil {
-						return // cut off mid-answer
+						fail(query, err) // cut off mid-answer
+						return
 					}
 					if res.StatusCode != http.StatusOK || out.ErrorCode != 0 {
 						t.Errorf("%s: status %d, error_code %d", query, res.StatusCode, out.ErrorCode)
@@ -294,14 +308,28 @@ func TestCrashLoop(t *testing.T) {
 					mu.Lock()
 					acks = append(acks, answered{out.ExchangeID, query, out.Response})
 					mu.Unlock()
+					first()
 				}
 			})
 		}
-		time.Sleep(time.Duration(300+rng.IntN(500)) * time.Millisecond)
+		// Kill once every client has been answered, at a random point of
+		// the turns that follow (each takes a few hundred milliseconds).
+		answered := make(chan struct{})
+		go func() { answeredOnce.Wait(); close(answered) }()
+		select {
+		case <-answered:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: not every client was answered within 30 s:\n%s", round, srv.log)
+		}
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		killing.Store(true)
 		if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		_ = srv.cmd.Wait()
+		if ws, ok := srv.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: the server ended by itself (%v), not by the kill:\n%s", round, srv.cmd.ProcessState, srv.log)
+		}
 		close(stop)
 		wg.Wait()
 	}
@@ -311,7 +339,7 @@ func TestCrashLoop(t *testing.T) {
 	// The last restart recovers the last crash's turns.
 	srv := startServer(t, bin, db, addr, flags...)
 	if len(acks) < rounds*clients {
-		t.Fatalf("only %d turns answered in %d rounds: the crashes came too early to test anything", len(acks), rounds)
+		t.Fatalf("only %d turns answered in %d rounds, want one per client and round at least", len(acks), rounds)
 	}
 	t.Logf("%d turns sent, %d answered before a kill", sent, len(acks))
 
