@@ -6,18 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/agents"
 	"palaver/handlers"
 	"palaver/models"
-	"palaver/static"
 )
 
 // apiFuzzEnv is the app the fuzz inputs go to: made once per fuzz worker
@@ -54,29 +50,8 @@ var apiFuzzRoutes = []apiFuzzRoute{
 // them, so every input finds the owner's rows in place.
 func newAPIFuzzEnv(f *testing.F) *apiFuzzEnv {
 	ctx := context.Background()
-	store, err := models.Open(filepath.Join(f.TempDir(), "palaver.db"), models.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { store.Close() })
-	if _, err := store.Migrate(ctx); err != nil {
-		f.Fatal(err)
-	}
-	sqlDB, err := store.SQL()
-	if err != nil {
-		f.Fatal(err)
-	}
-	assets, err := static.Load()
-	if err != nil {
-		f.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := agents.NewHub()
-	app := handlers.New(handlers.Deps{
-		Store: store, Sessions: handlers.NewSessions(sqlDB, store.Dialect(), false, 0),
-		Agents: agents.New(store, &agents.Builtin{}, agents.Options{Logger: log, Hub: hub}),
-		Hub:    hub, Assets: assets, Logger: log,
-	})
+	d, store := newDeps(f)
+	app := handlers.New(d)
 	e := &apiFuzzEnv{app: app, store: store}
 	var ids [2]int64
 	for i, name := range []string{"owner", "other"} {

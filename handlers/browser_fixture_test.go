@@ -32,12 +32,16 @@ import (
 // scenario too.
 
 const (
-	browserStart  = 30 * time.Second // starting Chromium, opening a window
-	browserStep   = 10 * time.Second // one action or one wait
-	browserBudget = 40 * time.Second // a whole scenario
+	browserStart  = 30 * time.Second  // starting Chromium, opening a window
+	browserStep   = 10 * time.Second  // one action or one wait
+	browserBudget = 120 * time.Second // a whole scenario: a backstop, not a speed test
 	browserPoll   = 25 * time.Millisecond
 	browserSave   = 5 * time.Second // saving the artifacts of a failure
 	browserPass   = "correct horse"
+
+	// browserSettled is the console message a page writes when the test
+	// asks whether everything it reported before has arrived.
+	browserSettled = "palaver-test: console settled"
 )
 
 // TestBrowser runs the browser scenarios on one shared Chromium.
@@ -138,8 +142,11 @@ func newBrowserScene(t *testing.T, root context.Context, opts ...appOption) *bro
 	t.Cleanup(func() {
 		// A script that breaks on a page is a failure even when the
 		// scenario got what it waited for.
-		if ex := s.exceptions(); len(ex) > 0 && !t.Failed() {
-			t.Errorf("the pages' scripts threw:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
+		if !t.Failed() {
+			s.settle()
+			if ex := s.exceptions(); len(ex) > 0 {
+				t.Errorf("the pages' scripts threw:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
+			}
 		}
 		if t.Failed() {
 			s.mu.Lock()
@@ -157,6 +164,30 @@ func newBrowserScene(t *testing.T, root context.Context, opts ...appOption) *bro
 		}
 	})
 	return s
+}
+
+// settle waits until every window's console has delivered what its page
+// reported so far. Console messages reach the capture goroutine through a
+// queue, in order but later than the replies to commands, so one round trip
+// to the page is not enough: the page writes a marker, and once the marker
+// has come through, so has everything before it. A window that does not
+// answer, or runs no scripts, has nothing more to report.
+func (s *browserScene) settle() {
+	s.mu.Lock()
+	tabs := append([]*browserTab(nil), s.tabs...)
+	s.mu.Unlock()
+	for _, tab := range tabs {
+		ctx, cancel := context.WithTimeout(tab.ctx, browserSave)
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("console.debug("+browserQuote(browserSettled)+"), true"))
+		if err == nil {
+			select {
+			case <-tab.settled:
+			case <-ctx.Done():
+				s.t.Errorf("%s: the console did not deliver the page's messages within %s", tab.name, browserSave)
+			}
+		}
+		cancel()
+	}
 }
 
 // exceptions lists the uncaught exceptions of the scenario's pages.
@@ -240,6 +271,8 @@ type browserTab struct {
 	name string
 	ctx  context.Context
 
+	settled chan struct{} // the page's marker came through the console (see settle)
+
 	mu      sync.Mutex
 	dialogs []string // the messages of the dialogs it accepted
 	console []string // the errors and exceptions of its pages' scripts
@@ -269,7 +302,7 @@ func (s *browserScene) open(name string, ctx context.Context, cancel context.Can
 	if err := startBounded(ctx); err != nil {
 		s.fatalf("open window %s: %v", name, err)
 	}
-	tab := &browserTab{s: s, name: name, ctx: ctx}
+	tab := &browserTab{s: s, name: name, ctx: ctx, settled: make(chan struct{}, 1)}
 	// Confirmations (hx-confirm) and leave-page questions are accepted, as a
 	// person answering OK would; the test can read what was asked.
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
@@ -291,10 +324,18 @@ func (s *browserScene) open(name string, ctx context.Context, cancel context.Can
 			if err != nil {
 				return
 			}
-			if m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError {
+			switch m.Type {
+			case chromedp.ConsoleException, chromedp.ConsoleError:
 				tab.mu.Lock()
 				tab.console = append(tab.console, string(m.Type)+": "+m.Text)
 				tab.mu.Unlock()
+			case chromedp.ConsoleDebug:
+				if m.Text == browserSettled {
+					select {
+					case tab.settled <- struct{}{}:
+					default:
+					}
+				}
 			}
 		}
 	}()

@@ -40,21 +40,29 @@ func withoutRegistration() appOption {
 
 func newTestApp(t *testing.T, opts ...appOption) *testApp {
 	t.Helper()
-	store, err := models.Open(filepath.Join(t.TempDir(), "palaver.db"), models.Options{})
+	d, store := newDeps(t, opts...)
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
+}
+
+// newDeps is everything the app needs, on a fresh temporary SQLite database
+// (returned too) closed when tb ends.
+func newDeps(tb testing.TB, opts ...appOption) (handlers.Deps, *models.Store) {
+	tb.Helper()
+	store, err := models.Open(filepath.Join(tb.TempDir(), "palaver.db"), models.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	tb.Cleanup(func() { store.Close() })
 	if _, err := store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	sqlDB, err := store.SQL()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	assets, err := static.Load()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hub := agents.NewHub()
@@ -70,7 +78,7 @@ func newTestApp(t *testing.T, opts ...appOption) *testApp {
 	for _, o := range opts {
 		o(&d)
 	}
-	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
+	return d, store
 }
 
 // client is one browser (a cookie jar and the CSRF token it last saw) or one
