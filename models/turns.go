@@ -32,6 +32,21 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 	var msg *Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		at := now()
+		if t.ExchangeID == 0 && t.PageID != nil {
+			// The page must be there when its chat is created, not only
+			// when the caller looked: a page deleted meanwhile would leave
+			// the chat behind (DeletePage deletes the page's chats with
+			// it). On PostgreSQL the page row is held until this commits,
+			// so a concurrent delete waits and then takes the chat too.
+			q := livePage(tx.Model(&Page{}), t.UserID, *t.PageID)
+			if s.dialect == "postgres" {
+				q = q.Clauses(clause.Locking{Strength: "SHARE"})
+			}
+			var page Page
+			if err := q.Select("id").Take(&page).Error; err != nil {
+				return err // gorm.ErrRecordNotFound: ErrNotFound to the caller
+			}
+		}
 		if t.ExchangeID == 0 {
 			owner := t.Owner
 			ex = Exchange{

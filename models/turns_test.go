@@ -168,6 +168,31 @@ func TestStartTurnScopes(t *testing.T) {
 	})
 }
 
+// A page's chat is created only while the page is there and the user's:
+// checked in the transaction that creates it, so a page deleted after the
+// caller looked cannot be left with a chat (DeletePage takes the page's
+// chats with it).
+func TestStartTurnNeedsItsPage(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		page := mustPage(t, s, ann.ID, "Notes")
+		_, _, err := s.StartTurn(ctx, TurnStart{UserID: bob.ID, Scope: ScopePage, PageID: &page.ID, AgentType: "page_assistant", Query: "q", Owner: "o"})
+		wantErr(t, err, ErrNotFound, "a chat on another user's page")
+		if _, _, err := s.DeletePage(ctx, ann.ID, page.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = s.StartTurn(ctx, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &page.ID, AgentType: "page_assistant", Query: "q", Owner: "o"})
+		wantErr(t, err, ErrNotFound, "a chat on a deleted page")
+		if n := count(t, s, "exchanges", "page_id = ?", page.ID); n != 0 {
+			t.Errorf("%d exchanges on the deleted page, want 0", n)
+		}
+		if n := count(t, s, "messages", "1 = 1"); n != 0 {
+			t.Errorf("%d messages stored, want 0", n)
+		}
+	})
+}
+
 func TestStartTurnOtherUsersExchange(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
