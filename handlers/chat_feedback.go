@@ -40,10 +40,27 @@ func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
 		return err
 	}
 	if !isFragment(c) {
-		back := chatBackTo(c, "/chat/"+strconv.FormatInt(m.ExchangeID, 10))
+		back, err := h.feedbackBackTo(c, m)
+		if err != nil {
+			return err
+		}
 		return c.Redirect(back+"#msg-"+strconv.FormatInt(m.ID, 10), fiber.StatusSeeOther)
 	}
 	return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+}
+
+// feedbackBackTo is where a plain rating form goes back to: a page chat's
+// reply to that chat in the page's editor, any other reply to its chat page
+// (the one it was posted from, keeping its history cursor).
+func (h *Handlers) feedbackBackTo(c *fiber.Ctx, m *models.Message) (string, error) {
+	ex, err := h.store.Exchange(c.UserContext(), currentUser(c).ID, m.ExchangeID)
+	if err != nil {
+		return "", err
+	}
+	if ex.Scope == models.ScopePage && ex.PageID != nil {
+		return fmt.Sprintf("/pages/%d/chat/%d", *ex.PageID, ex.ID), nil
+	}
+	return chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), nil
 }
 
 // chatFeedbackValue reads a posted rating: up, down, or none (nil).

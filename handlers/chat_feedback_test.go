@@ -135,3 +135,36 @@ func TestChatFeedbackRefused(t *testing.T) {
 	mustStatus(t, c.postForm(fmt.Sprintf("/chat/message/%d/feedback", reply),
 		url.Values{"value": {"up"}, "comment": {strings.Repeat("ü", 2000)}}), http.StatusSeeOther)
 }
+
+// A page chat's replies are rated as the chat's are: the control is in the
+// panel, and a plain form goes back to that chat in the page's editor, which
+// then shows the rating.
+func TestPageReplyFeedback(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	pageID := c.pageCreate(t, "Trip", "# Trip\n\nWalk.\n")
+	ex := c.pageSend(t, pageID, "what is this page about?", 0)
+	msg := a.chatReply(c.user.ID, ex)
+	if up, down := chatPressed(t, c.pageEdit(t, pageID), msg); up != "false" || down != "false" {
+		t.Fatalf("a new page reply shows up=%s down=%s", up, down)
+	}
+
+	res := c.postFormFrom(fmt.Sprintf("/chat/message/%d/feedback", msg), fmt.Sprintf("http://example.com/pages/%d/edit", pageID), url.Values{"value": {"down"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	back := fmt.Sprintf("/pages/%d/chat/%d", pageID, ex)
+	if loc := res.Header.Get("Location"); loc != fmt.Sprintf("%s#msg-%d", back, msg) {
+		t.Fatalf("rating a page reply redirects to %q, want %s", loc, back)
+	}
+	if up, down := chatPressed(t, c.chatPage(t, back), msg); up != "false" || down != "true" {
+		t.Fatalf("after rating down the page shows up=%s down=%s", up, down)
+	}
+
+	res = c.htmx(http.MethodPost, fmt.Sprintf("/chat/message/%d/feedback", msg), url.Values{"value": {"up"}})
+	mustStatus(t, res, http.StatusOK)
+	if up, down := chatPressed(t, chatDoc(t, res), msg); up != "true" || down != "false" {
+		t.Fatalf("htmx rating answered up=%s down=%s", up, down)
+	}
+	if up, _ := chatPressed(t, c.pageEdit(t, pageID), msg); up != "true" {
+		t.Fatal("the editor does not show the rating after a reload")
+	}
+}

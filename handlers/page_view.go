@@ -186,9 +186,6 @@ func (h *Handlers) pageEntriesOf(ctx context.Context, userID int64, p *models.Pa
 		if !ok {
 			continue
 		}
-		// The rating control posts to the general chat's route, whose plain
-		// (no JavaScript) answer leads back to /chat; page replies go without.
-		v.Feedback = nil
 		e := views.PageEntry{Message: v}
 		if m.EditMode != nil && !dismissed[m.ID] && !rejected[m.ID] {
 			e.Proposal = proposalCard(p, m, applied[m.ID], csrf)
