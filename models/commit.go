@@ -12,11 +12,12 @@ import (
 // Group commit. SQLite has one writer at a time, and with synchronous=FULL
 // every commit waits for the disk. The turn writes (a user message, a reply,
 // a tool entry, a failure, a heartbeat) therefore go through one committer
-// goroutine: it takes every write that is waiting, runs each in a savepoint
-// of one transaction, and commits them together, so concurrent turns share
-// one sync instead of queueing for one each. A lone write is committed at
-// once: nothing waits for company. Each write keeps its own outcome (its
-// savepoint is rolled back on error); a failed commit fails the whole group.
+// goroutine: it takes every write that is waiting, runs them one after the
+// other in one transaction and commits them together, so concurrent turns
+// share one sync instead of queueing for one each. A lone write is committed
+// at once: nothing waits for company. Each write keeps its own outcome: when
+// one fails, the group runs again with a savepoint per write, so that only
+// the failing one is undone (commit). A failed commit fails the whole group.
 // PostgreSQL runs concurrent writers itself and writes directly.
 
 // groupLimit bounds how many writes share one commit.
