@@ -30,7 +30,7 @@ type AdminStore interface {
 
 	AdminOverview(ctx context.Context, days int, now time.Time) (*models.AdminOverview, error)
 
-	AdminListUsers(ctx context.Context) ([]models.AdminUserRow, error)
+	AdminListUsers(ctx context.Context, after string, limit int) ([]models.AdminUserRow, bool, error)
 	AdminUsernames(ctx context.Context) ([]models.User, error)
 	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminSetAdmin(ctx context.Context, actorID, userID int64, admin bool) (*models.User, error)

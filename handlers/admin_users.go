@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -10,18 +12,29 @@ import (
 	"palaver/views"
 )
 
-// adminUsers lists every account with what it stores.
+// adminUsers lists the accounts with what each stores, a page at a time
+// (keyset on the name: ?after= the last name of the page before).
 func (h *Handlers) adminUsers(c *fiber.Ctx) error {
-	rows, err := h.store.AdminListUsers(c.UserContext())
+	after := c.Query("after") // the last name of the page before
+	if utf8.RuneCountInString(after) > maxUsername {
+		return fiber.NewError(fiber.StatusBadRequest, "after must be a user name")
+	}
+	rows, more, err := h.store.AdminListUsers(c.UserContext(), after, adminUsersPage)
 	if err != nil {
 		return err
 	}
-	p := views.AdminUsersPage{AdminChrome: h.adminChrome(c, "Users", views.AdminUsersSection)}
+	p := views.AdminUsersPage{AdminChrome: h.adminChrome(c, "Users", views.AdminUsersSection), Paged: after != ""}
 	for i := range rows {
 		p.Users = append(p.Users, h.adminUserItem(c, &rows[i]))
 	}
+	if more {
+		p.NextURL = "/admin/users?after=" + url.QueryEscape(rows[len(rows)-1].Username)
+	}
 	return render(c, fiber.StatusOK, views.AdminUsers(p))
 }
+
+// adminUsersPage is how many accounts one page of the list shows.
+const adminUsersPage = 100
 
 // adminUserItem maps an account and its counts to its row.
 func (h *Handlers) adminUserItem(c *fiber.Ctx, u *models.AdminUserRow) views.AdminUserItem {

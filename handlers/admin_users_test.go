@@ -1,10 +1,12 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -253,4 +255,46 @@ func TestAdminUsersList(t *testing.T) {
 	if len(chatByTestID(rootRow, "user-delete")) != 0 || len(chatByTestID(rootRow, "user-disable")) != 0 {
 		t.Fatal("an admin is offered to delete or disable their own account")
 	}
+}
+
+// TestAdminUsersPages: the account list comes a page at a time, by name;
+// following Next walks every account once, in order, and the last page has
+// no Next.
+func TestAdminUsersPages(t *testing.T) {
+	a := newTestApp(t)
+	admin := a.register("root")
+	want := []string{"root"}
+	for i := range 230 {
+		name := fmt.Sprintf("user%03d", i)
+		if _, err := a.store.CreateUser(context.Background(), name, "x", false); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	slices.Sort(want)
+
+	var got []string
+	pages := 0
+	for path := "/admin/users"; path != ""; pages++ {
+		doc := admin.chatPage(t, path)
+		rows := chatByTestID(doc, "admin-user-row")
+		if len(rows) == 0 || len(rows) > 100 {
+			t.Fatalf("%s shows %d accounts", path, len(rows))
+		}
+		for _, r := range rows {
+			got = append(got, chatText(chatByTestID(r, "admin-user-name")[0]))
+		}
+		path = ""
+		if next := chatByTestID(doc, "admin-users-next"); len(next) == 1 {
+			path, _ = chatAttr(next[0], "href")
+		}
+		if first := chatByTestID(doc, "admin-users-first"); (len(first) == 1) != (pages > 0) {
+			t.Fatalf("page %d: %d links to the first page", pages+1, len(first))
+		}
+	}
+	if pages != 3 || !slices.Equal(got, want) {
+		t.Fatalf("%d pages listed %d accounts (first %q, last %q); want 3 pages of all %d in order",
+			pages, len(got), got[0], got[len(got)-1], len(want))
+	}
+	mustStatus(t, admin.get("/admin/users?after="+strings.Repeat("x", 65)), http.StatusBadRequest)
 }

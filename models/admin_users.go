@@ -55,10 +55,15 @@ func (s *Store) adminUserRows(ctx context.Context, tail string, args ...any) ([]
 	return out, nil
 }
 
-// AdminListUsers lists every account by name with what it stores.
-func (s *Store) AdminListUsers(ctx context.Context) ([]AdminUserRow, error) {
-	rows, err := s.adminUserRows(ctx, "ORDER BY u.username")
-	return rows, wrap("admin list users", err)
+// AdminListUsers lists accounts by name with what each stores: up to limit
+// of them after the name after ("" from the first), and whether more follow.
+func (s *Store) AdminListUsers(ctx context.Context, after string, limit int) ([]AdminUserRow, bool, error) {
+	rows, err := s.adminUserRows(ctx, "WHERE u.username > ? ORDER BY u.username LIMIT ?", after, limit+1)
+	if err != nil {
+		return nil, false, wrap("admin list users", err)
+	}
+	more := len(rows) > limit
+	return rows[:min(len(rows), limit)], more, nil
 }
 
 // AdminUser loads one account with what it stores.

@@ -16,9 +16,9 @@ func TestAdminListUsers(t *testing.T) {
 		if _, err := s.CreateAPIKey(ctx, sd.users["bob"].ID, "k1"); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.AdminListUsers(ctx)
-		if err != nil {
-			t.Fatal(err)
+		rows, more, err := s.AdminListUsers(ctx, "", 10)
+		if err != nil || more {
+			t.Fatalf("list: more %v, %v", more, err)
 		}
 		var names []string
 		for _, r := range rows {

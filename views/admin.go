@@ -227,7 +227,9 @@ type AdminAuditItem struct {
 // AdminUsersPage is /admin/users.
 type AdminUsersPage struct {
 	AdminChrome
-	Users []AdminUserItem
+	Users   []AdminUserItem
+	Paged   bool   // not the first page: a link back to it
+	NextURL string // the next page of accounts; "" on the last
 }
 
 // AdminUserItem is one account and what can be done to it.
