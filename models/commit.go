@@ -105,18 +105,20 @@ func (c *committer) run() {
 // quarter of the committer's time, so they are only paid for then.)
 func (c *committer) commit(group []*write) {
 	errs := make([]error, len(group))
-	if len(group) == 1 || !c.together(group, errs) {
-		c.each(group, errs)
+	if !c.attempt(group, errs, false) && len(group) > 1 {
+		c.attempt(group, errs, true)
 	}
 	for i, w := range group {
 		w.done <- errs[i]
 	}
 }
 
-// together runs the group without savepoints. It says false, having rolled
-// everything back, when a write failed; otherwise it has committed (or
-// failed to) and set errs.
-func (c *committer) together(group []*write, errs []error) bool {
+// attempt runs the group in one transaction and sets errs. Without
+// savepoints, the first write that fails rolls everything back and attempt
+// says false (errs then holds only that failure, which is the outcome of a
+// lone write); with a savepoint per write, a failing write is undone alone
+// and the others are committed.
+func (c *committer) attempt(group []*write, errs []error, savepoints bool) bool {
 	tx := c.db.Begin()
 	if tx.Error != nil {
 		fill(errs, tx.Error)
@@ -127,43 +129,24 @@ func (c *committer) together(group []*write, errs []error) bool {
 		if errs[i] = w.ctx.Err(); errs[i] != nil {
 			continue // the caller gave up before its turn came
 		}
-		if err := apply(tx, w.fn); err != nil {
-			tx.Rollback()
-			c.groups.Add(1)
-			clear(errs)
-			return false
+		// The write runs to its end whatever becomes of its context: a
+		// statement cut short would leave its savepoint unrolled.
+		fn := w.fn
+		if savepoints {
+			fn = func(tx *gorm.DB) error { return tx.Transaction(w.fn) }
+		}
+		if errs[i] = apply(tx, fn); errs[i] != nil {
+			if !savepoints {
+				tx.Rollback()
+				c.groups.Add(1)
+				return false
+			}
+			continue
 		}
 		applied++
 	}
 	c.end(tx, applied, errs)
 	return true
-}
-
-// each runs the group with every write in a savepoint of its own (a lone
-// write needs none: the transaction is its own).
-func (c *committer) each(group []*write, errs []error) {
-	tx := c.db.Begin()
-	if tx.Error != nil {
-		fill(errs, tx.Error)
-		return
-	}
-	applied := 0
-	for i, w := range group {
-		if errs[i] = w.ctx.Err(); errs[i] != nil {
-			continue
-		}
-		// The write runs to its end whatever becomes of its context: a
-		// statement cut short would leave its savepoint unrolled.
-		if len(group) == 1 {
-			errs[i] = apply(tx, w.fn)
-		} else {
-			errs[i] = apply(tx, func(tx *gorm.DB) error { return tx.Transaction(w.fn) })
-		}
-		if errs[i] == nil {
-			applied++
-		}
-	}
-	c.end(tx, applied, errs)
 }
 
 // end commits what was applied (or rolls back when nothing was) and gives
