@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/a-h/templ"
 )
@@ -14,31 +13,21 @@ import (
 // is rendered once and the HTML reused while its inputs are the same (the
 // fragments are pure functions of their view models).
 
-// liveCached bounds each cache; a full cache starts again empty.
+// liveCached bounds each memo.
 const liveCached = 1024
 
-type fragmentCache[K comparable] struct {
-	mu sync.Mutex
-	m  map[K]string
-}
-
-func (c *fragmentCache[K]) component(key K, render templ.Component) templ.Component {
+// remembered renders with render the first time key is seen, and the same
+// HTML after.
+func remembered[K comparable](m *memo[K], key K, render templ.Component) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		c.mu.Lock()
-		html, ok := c.m[key]
-		c.mu.Unlock()
+		html, ok := m.get(key)
 		if !ok {
 			var b strings.Builder
 			if err := render.Render(ctx, &b); err != nil {
 				return err
 			}
 			html = b.String()
-			c.mu.Lock()
-			if c.m == nil || len(c.m) >= liveCached {
-				c.m = make(map[K]string, liveCached)
-			}
-			c.m[key] = html
-			c.mu.Unlock()
+			m.put(key, html)
 		}
 		_, err := io.WriteString(w, html)
 		return err
@@ -46,8 +35,8 @@ func (c *fragmentCache[K]) component(key K, render templ.Component) templ.Compon
 }
 
 var (
-	liveHistory  fragmentCache[HistoryItem]
-	liveMessages fragmentCache[messageKey]
+	liveHistory  = newMemo[HistoryItem](liveCached)
+	liveMessages = newMemo[messageKey](liveCached)
 )
 
 // messageKey is a ChatMessage by value (the view model holds pointers).
@@ -78,9 +67,11 @@ func keyOf(m ChatMessage) messageKey {
 }
 
 // liveMessage is Message, rendered once for every tab it goes to.
-func liveMessage(m ChatMessage) templ.Component { return liveMessages.component(keyOf(m), Message(m)) }
+func liveMessage(m ChatMessage) templ.Component {
+	return remembered(liveMessages, keyOf(m), Message(m))
+}
 
 // liveHistoryEntry is HistoryEntry, rendered once for every tab it goes to.
 func liveHistoryEntry(it HistoryItem) templ.Component {
-	return liveHistory.component(it, HistoryEntry(it))
+	return remembered(liveHistory, it, HistoryEntry(it))
 }

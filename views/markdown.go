@@ -3,7 +3,6 @@ package views
 import (
 	"bytes"
 	"strings"
-	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
@@ -20,11 +19,7 @@ import (
 type Markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
-
-	mu    sync.Mutex
-	cache map[string]string
-	order []string // insertion order, for eviction; a ring of markdownCached
-	next  int
+	*memo[string]
 }
 
 // What the renderer remembers: up to markdownCached sources, each of at most
@@ -40,10 +35,7 @@ func NewMarkdown() *Markdown {
 	p := bluemonday.UGCPolicy()
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &Markdown{
-		md: goldmark.New(goldmark.WithExtensions(extension.GFM)), policy: p,
-		cache: map[string]string{}, order: make([]string, 0, markdownCached),
-	}
+	return &Markdown{md: goldmark.New(goldmark.WithExtensions(extension.GFM)), policy: p, memo: newMemo[string](markdownCached)}
 }
 
 // HTML renders src; on the (theoretical) failure of goldmark it falls back to
@@ -52,29 +44,13 @@ func (m *Markdown) HTML(src string) string {
 	if len(src) > markdownCachedLen {
 		return m.render(src)
 	}
-	m.mu.Lock()
-	html, ok := m.cache[src]
-	m.mu.Unlock()
-	if ok {
+	if html, ok := m.get(src); ok {
 		return html
 	}
-	html = m.render(src)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.cache[src]; ok {
-		return html // rendered meanwhile by another caller
-	}
+	html := m.render(src)
 	// The key is kept: it must not share memory with a request buffer the
 	// server reuses (fiber's zero-copy strings, a page preview's form).
-	src = strings.Clone(src)
-	if len(m.order) < markdownCached {
-		m.order = append(m.order, src)
-	} else {
-		delete(m.cache, m.order[m.next])
-		m.order[m.next] = src
-		m.next = (m.next + 1) % markdownCached
-	}
-	m.cache[src] = html
+	m.put(strings.Clone(src), html)
 	return html
 }
 
