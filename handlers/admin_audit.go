@@ -64,7 +64,7 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 			it.Owner += " (deleted)"
 		}
 		if e.ExchangeID != nil && e.ExchangeTitle != nil {
-			it.Exchange, it.URL = adminTitle(*e.ExchangeTitle), adminExchangeURL(*e.ExchangeID)
+			it.Exchange, it.URL = displayTitle(*e.ExchangeTitle), adminExchangeURL(*e.ExchangeID)
 		}
 		p.Entries = append(p.Entries, it)
 	}

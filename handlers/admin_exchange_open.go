@@ -29,7 +29,7 @@ func (h *Handlers) adminExchangeGate(c *fiber.Ctx) error {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminExchangeGateView(views.AdminExchangeGate{
-		AdminChrome: h.adminChrome(c, adminTitle(ex.Title), views.AdminExchangesSection),
+		AdminChrome: h.adminChrome(c, displayTitle(ex.Title), views.AdminExchangesSection),
 		Exchange:    adminSummary(ex, seen.Count),
 		Action:      adminExchangeURL(ex.ID),
 	}))
@@ -71,7 +71,7 @@ func (h *Handlers) adminExchangeOpen(c *fiber.Ctx) error {
 		note += " with the reason “" + reason + "”"
 	}
 	return render(c, fiber.StatusOK, views.AdminExchangeLog(views.AdminExchangeView{
-		AdminChrome: h.adminChrome(c, adminTitle(ex.Title), views.AdminExchangesSection),
+		AdminChrome: h.adminChrome(c, displayTitle(ex.Title), views.AdminExchangesSection),
 		Exchange:    adminSummary(ex, seen.Count),
 		Note:        note + ". Read-only.",
 		Entries:     h.adminLogEntries(msgs, states),
@@ -81,7 +81,7 @@ func (h *Handlers) adminExchangeOpen(c *fiber.Ctx) error {
 // adminSummary describes an exchange above its log.
 func adminSummary(ex *models.AdminExchangeRow, openings int64) views.AdminExchangeSummary {
 	s := views.AdminExchangeSummary{
-		ID: ex.ID, Title: adminTitle(ex.Title), Owner: ex.Username, ScopeLabel: adminScopeLabel(ex),
+		ID: ex.ID, Title: displayTitle(ex.Title), Owner: ex.Username, ScopeLabel: adminScopeLabel(ex),
 		Agent: ex.AgentType, Turns: ex.TurnCount, Messages: ex.Messages, Size: views.Bytes(ex.StoredBytes),
 		Created: adminTime(ex.CreatedAt), LastActive: adminTime(ex.UpdatedAt),
 		Up: ex.FeedbackUp, Down: ex.FeedbackDown, Errors: ex.Errors,

@@ -213,7 +213,7 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 			URL:        adminExchangeURL(r.ID),
 			User:       r.Username,
 			UserURL:    "/admin/exchanges?user=" + strconv.FormatInt(r.UserID, 10),
-			Title:      adminTitle(r.Title),
+			Title:      displayTitle(r.Title),
 			ScopeKind:  r.Scope,
 			ScopeLabel: adminScopeLabel(r),
 			Agent:      r.AgentType,
@@ -235,7 +235,8 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 
 func adminExchangeURL(id int64) string { return "/admin/exchanges/" + strconv.FormatInt(id, 10) }
 
-func adminTitle(title string) string {
+// displayTitle is a conversation's title as every page shows it.
+func displayTitle(title string) string {
 	if title == "" {
 		return "Untitled"
 	}

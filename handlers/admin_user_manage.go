@@ -165,10 +165,7 @@ func (h *Handlers) adminRefuse(c *fiber.Ctx, err error, back string) error {
 // adminConfirm asks before a destructive admin action, for browsers without
 // JavaScript (htmx asks with the browser's dialog and sends confirmed=1).
 func (h *Handlers) adminConfirm(c *fiber.Ctx, heading, message, action, confirm string) error {
-	return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
-		Base: h.base(c, heading, "admin"), Heading: heading, Message: message,
-		Action: action, Confirm: confirm, Cancel: adminBackTo(c, "/admin/users"),
-	}))
+	return h.adminConfirmAt(c, heading, message, action, confirm, adminBackTo(c, "/admin/users"))
 }
 
 func adminUserActionURL(id int64, verb string) string {

@@ -61,14 +61,8 @@ func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery
 	if limit != nil {
 		q.Limit = int(*limit)
 	}
-	if before := c.Query("before"); before != "" {
-		cur, err := models.ParseCursor(before)
-		if err != nil {
-			return q, err // ErrBadCursor: 400
-		}
-		q.Before = &cur
-	}
-	return q, nil
+	q.Before, err = chatCursor(c.Query("before")) // ErrBadCursor: 400
+	return q, err
 }
 
 // apiHistoryPage answers with one page of history items.

@@ -85,9 +85,4 @@ func chatHistoryItem(ex *models.Exchange, current int64, now time.Time, csrf str
 }
 
 // chatTitle is the exchange's title, or "Untitled".
-func chatTitle(ex *models.Exchange) string {
-	if ex.Title == "" {
-		return "Untitled"
-	}
-	return ex.Title
-}
+func chatTitle(ex *models.Exchange) string { return displayTitle(ex.Title) }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +45,7 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if !isFragment(c) {
 		return c.Redirect(target, fiber.StatusSeeOther)
 	}
-	if u, err := url.Parse(c.Get("HX-Current-URL")); err != nil || u.Path != target {
+	if !chatTabShows(c, target) {
 		c.Set("HX-Push-Url", target)
 	}
 	return render(c, fiber.StatusOK, views.ChatSendResult(h.chatSent(c, res, exchangeID == 0)))

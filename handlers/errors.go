@@ -31,12 +31,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, ie.Msg
 	case errors.Is(err, models.ErrNotFound):
 		return fiber.StatusNotFound, "Not found"
-	case errors.Is(err, models.ErrTurnRunning), errors.Is(err, models.ErrSeqTaken),
-		errors.Is(err, models.ErrNoAssistantMessage), errors.Is(err, models.ErrStale),
-		errors.Is(err, models.ErrAlreadyApplied), errors.Is(err, models.ErrRetryLimit),
-		errors.Is(err, models.ErrNothingToRetry), errors.Is(err, agents.ErrNotRunning),
-		errors.Is(err, agents.ErrNotHere):
-		return fiber.StatusConflict, unwrapMessage(err)
+	case conflict(err) != nil:
+		return fiber.StatusConflict, conflict(err).Error() // the sentinel's own text, without the operation prefixes
 	case errors.Is(err, models.ErrBadCursor):
 		return fiber.StatusBadRequest, "Invalid cursor"
 	default:
@@ -44,16 +40,20 @@ func classify(err error) (int, string) {
 	}
 }
 
-// unwrapMessage is the sentinel's own text, without the operation prefixes.
-func unwrapMessage(err error) string {
-	for _, s := range []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
-		models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
-		agents.ErrNotRunning, agents.ErrNotHere} {
+// conflicts are the errors that answer 409: the request clashes with the
+// state of the conversation or page.
+var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
+	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
+	agents.ErrNotRunning, agents.ErrNotHere}
+
+// conflict is the conflict err is, or nil.
+func conflict(err error) error {
+	for _, s := range conflicts {
 		if errors.Is(err, s) {
-			return s.Error()
+			return s
 		}
 	}
-	return err.Error()
+	return nil
 }
 
 // errorHandler is the one place errors become responses: JSON for the API,
@@ -68,7 +68,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	c.Vary("HX-Request")
 	switch {
-	case isAPI(c) || refusedUnread(status) || errors.Is(err, errHeadTooLarge):
+	case isAPI(c) || refusedUnread(err, status):
 		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
 	case c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true":
 		c.Set("HX-Reswap", "none")
@@ -84,9 +84,9 @@ func isAPI(c *fiber.Ctx) bool {
 }
 
 // refusedUnread says whether the server refused the request before reading
-// it (a body or headers over the limit, or a request line over the read
+// it (a body over the limit, or a request line and headers over the read
 // buffer, errHeadTooLarge): its path may be lost by then, so it gets the JSON
 // error shape, which any client can read.
-func refusedUnread(status int) bool {
-	return status == fiber.StatusRequestEntityTooLarge || status == fiber.StatusRequestHeaderFieldsTooLarge
+func refusedUnread(err error, status int) bool {
+	return status == fiber.StatusRequestEntityTooLarge || errors.Is(err, errHeadTooLarge)
 }

@@ -444,9 +444,7 @@ func (s *liveSession) page(u *views.LiveUpdate) error {
 
 // publishPage tells the user's open tabs that a page changed.
 func (h *Handlers) publishPage(userID, pageID int64) {
-	if h.hub != nil {
-		h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
-	}
+	h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
 }
 
 // openReply opens the pending reply cell unless the tab has one. The tab

@@ -89,7 +89,7 @@ func (h *Handlers) pageChatNew(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, 0)
-	return h.pagePanelAnswer(c, p.ID)
+	return h.pagePanelAnswer(c, p)
 }
 
 // pageChatOpen makes one of the page's chats the one its panel shows.
@@ -134,7 +134,7 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	if current == ex.ID {
 		h.setPageExchange(c, p.ID, 0)
 	}
-	return h.pagePanelAnswer(c, p.ID)
+	return h.pagePanelAnswer(c, p)
 }
 
 // pageChatClear deletes all the page's chats once confirmed.
@@ -154,7 +154,7 @@ func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, 0)
-	return h.pagePanelAnswer(c, p.ID)
+	return h.pagePanelAnswer(c, p)
 }
 
 // pageChatParams are the page and the chat of it that :id and :ex name.
@@ -176,13 +176,9 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 
 // pagePanelAnswer ends a panel action: 303 to the editor without
 // JavaScript, the panel in its new state for htmx.
-func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, pageID int64) error {
+func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, p *models.Page) error {
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", pageID), fiber.StatusSeeOther)
-	}
-	p, err := h.store.Page(c.UserContext(), currentUser(c).ID, pageID)
-	if err != nil {
-		return err
+		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
 	}
 	return h.pagePanelFragment(c, p)
 }

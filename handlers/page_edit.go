@@ -143,5 +143,5 @@ func (h *Handlers) pagePanelToggle(c *fiber.Ctx) error {
 	default:
 		return fiber.NewError(fiber.StatusBadRequest, "panel must be open or closed.")
 	}
-	return h.pagePanelAnswer(c, p.ID)
+	return h.pagePanelAnswer(c, p)
 }
