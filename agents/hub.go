@@ -110,7 +110,7 @@ func (h *Hub) Publish(e Event) {
 	}
 }
 
-// Subscribers counts the open subscriptions (for tests and the benchmark).
+// Subscribers counts the open subscriptions (for the tests).
 func (h *Hub) Subscribers() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()

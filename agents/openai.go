@@ -42,10 +42,8 @@ func (o *OpenAI) Name() string { return "openai" }
 
 // chatMessage is one message of the chat-completions request.
 type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    string         `json:"content"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 type chatToolCall struct {

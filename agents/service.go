@@ -240,7 +240,7 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.launch(ex, userMsg, turnInput{userID: req.UserID, context: req.Context, page: page}), nil
+	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page}), nil
 }
 
 // pageStart checks a message for a page's chat and points start at it: the

@@ -20,9 +20,6 @@ type Turn struct {
 	err      error
 }
 
-// Done is closed when the turn's outcome is committed.
-func (t *Turn) Done() <-chan struct{} { return t.done }
-
 // Wait returns the turn's outcome once it is committed, or ctx's error.
 func (t *Turn) Wait(ctx context.Context) (*TurnResult, error) {
 	select {
@@ -71,7 +68,6 @@ var (
 
 // turnInput is what a turn needs besides its exchange and user message.
 type turnInput struct {
-	userID  int64
 	context string
 	page    *models.Page // the page of a page chat, as first read
 	retry   bool
@@ -162,7 +158,7 @@ func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResu
 // against it).
 func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Request, *models.Page, error) {
 	ex := t.Exchange
-	recent, err := s.store.RecentContext(ctx, in.userID, ex.ID, s.opts.ContextMessages+8)
+	recent, err := s.store.RecentContext(ctx, ex.UserID, ex.ID, s.opts.ContextMessages+8)
 	if err != nil {
 		return Request{}, nil, err
 	}
@@ -181,7 +177,7 @@ func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Reque
 	}
 	page := in.page
 	if page == nil { // a retry: read the page as it is now
-		if page, err = s.store.Page(ctx, in.userID, *ex.PageID); err != nil {
+		if page, err = s.store.Page(ctx, ex.UserID, *ex.PageID); err != nil {
 			return Request{}, nil, err
 		}
 	}
@@ -237,7 +233,7 @@ func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, e
 	if err != nil {
 		return nil, err
 	}
-	return s.launch(ex, query, turnInput{userID: userID, retry: true}), nil
+	return s.launch(ex, query, turnInput{retry: true}), nil
 }
 
 // Close stops the running turns (each records that the server restarted,

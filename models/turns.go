@@ -252,19 +252,23 @@ func lastSpace(r []rune) int {
 
 // Heartbeat renews owner's lease on a running turn.
 func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) error {
-	err := s.transact(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&Exchange{}).
-			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-			UpdateColumn("turn_heartbeat_at", now()) // a heartbeat is not activity: updated_at stays
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return ErrLeaseLost
-		}
-		return nil
-	})
+	err := s.transact(ctx, func(tx *gorm.DB) error { return renewLease(tx, exchangeID, owner) })
 	return wrap("heartbeat", err)
+}
+
+// renewLease renews owner's lease on a running turn, or gives ErrLeaseLost.
+// A heartbeat is not activity: updated_at stays.
+func renewLease(tx *gorm.DB, exchangeID int64, owner string) error {
+	res := tx.Model(&Exchange{}).
+		Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+		UpdateColumn("turn_heartbeat_at", now())
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrLeaseLost
+	}
+	return nil
 }
 
 // AppendEntry commits one finished entry of a running turn (a tool call or a
@@ -272,14 +276,8 @@ func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) e
 func (s *Store) AppendEntry(ctx context.Context, exchangeID int64, owner string, m *Message) (*Message, error) {
 	var out *Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&Exchange{}).
-			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-			UpdateColumn("turn_heartbeat_at", now())
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return ErrLeaseLost
+		if err := renewLease(tx, exchangeID, owner); err != nil {
+			return err
 		}
 		var err error
 		out, err = appendEntry(tx, exchangeID, m)

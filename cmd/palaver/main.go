@@ -4,7 +4,7 @@
 //	palaver migrate [--db …]
 //	palaver user add NAME --password PW [--admin] [--db …]
 //	palaver user key NAME [--db …]
-//	palaver bench [--quick]
+//	palaver bench [--quick] [--db-dir DIR] [--cpuprofile FILE]
 //
 // Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
 package main
@@ -35,7 +35,7 @@ const usage = `usage:
   palaver migrate [--db …]                                          apply pending migrations
   palaver user add NAME --password PW [--admin] [--db …]            create an account
   palaver user key NAME [--db …]                                    print a new API key
-  palaver bench   [--quick] [--db-dir DIR]                          measure against the targets on a temporary database
+  palaver bench   [--quick] [--db-dir DIR] [--cpuprofile FILE]      measure against the targets on a temporary database
 
 Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.
 `
