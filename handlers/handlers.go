@@ -25,6 +25,9 @@ type Store interface {
 	UserByID(ctx context.Context, id int64) (*models.User, error)
 	UserByUsername(ctx context.Context, username string) (*models.User, error)
 	UserByAPIKey(ctx context.Context, keyHash string) (*models.User, error)
+	APIKeys(ctx context.Context, userID int64) ([]models.APIKey, error)
+	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
+	DeleteAPIKey(ctx context.Context, userID, id int64) error
 
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
 	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
