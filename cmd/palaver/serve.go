@@ -35,6 +35,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, pos[0])
 	}
+	if *turnTimeout <= 0 {
+		return fmt.Errorf("%w: --turn-timeout must be positive, got %s", errUsage, *turnTimeout)
+	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
 	}
@@ -66,9 +69,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if *llmURL != "" {
 		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
-	}
-	if *turnTimeout <= 0 {
-		return fmt.Errorf("%w: --turn-timeout must be positive, got %s", errUsage, *turnTimeout)
 	}
 	// One count of what each user holds (running turns, live sockets,
 	// streams), shared by the agents and the handlers.
