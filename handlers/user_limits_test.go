@@ -75,9 +75,10 @@ func TestAFifthRunningTurnAnswers429AndStoresNothing(t *testing.T) {
 	codes := make(chan int, 4)
 	for i := range agents.MaxTurnsPerUser {
 		wg.Add(1)
+		c := &client{a: a, cookies: map[string]string{}, apiKey: api.apiKey, user: api.user} // its own jar
 		go func() {
 			defer wg.Done()
-			res, _ := api.api(http.MethodPost, "/api/chat", map[string]any{"query": fmt.Sprintf("hold %d", i)})
+			res, _ := c.api(http.MethodPost, "/api/chat", map[string]any{"query": fmt.Sprintf("hold %d", i)})
 			codes <- res.StatusCode
 		}()
 	}
@@ -131,8 +132,9 @@ func TestAFifthRunningTurnAnswers429AndStoresNothing(t *testing.T) {
 		t.Fatalf("a held turn answered %d", code)
 	}
 	done := make(chan int, 1)
+	again := &client{a: a, cookies: map[string]string{}, apiKey: api.apiKey, user: api.user}
 	go func() {
-		res, _ := api.api(http.MethodPost, "/api/chat", map[string]any{"query": "hold again"})
+		res, _ := again.api(http.MethodPost, "/api/chat", map[string]any{"query": "hold again"})
 		done <- res.StatusCode
 	}()
 	gate.waitStarted(t, 1)
