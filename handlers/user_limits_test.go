@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -149,6 +150,17 @@ func TestThe33rdWebsocketIsRefusedBeforeTheUpgrade(t *testing.T) {
 	a := newTestApp(t)
 	addr := a.listen()
 	ann, bob := a.register("ann"), a.register("bob")
+	// Handshakes that fail after the slot was taken (no Sec-WebSocket-Key:
+	// the upgrader refuses) give it back: more of them than the limit leave
+	// every slot free.
+	for range agents.MaxSocketsPerUser + 8 {
+		req := httptest.NewRequest(http.MethodGet, "/live", nil)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		if res := ann.do(req); res.StatusCode != http.StatusUpgradeRequired {
+			t.Fatalf("a broken handshake: %d", res.StatusCode)
+		}
+	}
 	var tabs []*liveTab
 	for range agents.MaxSocketsPerUser {
 		tabs = append(tabs, ann.openTab(t, addr))
