@@ -46,6 +46,23 @@ type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
 
+// FailureError is a turn's failure as the user reads it: Reason is a plain
+// sentence for the error row; Err, with the details (an endpoint's answer,
+// its address), goes to the log only.
+type FailureError struct {
+	Reason string
+	Err    error
+}
+
+func (e *FailureError) Error() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Reason + " (" + e.Err.Error() + ")"
+}
+
+func (e *FailureError) Unwrap() error { return e.Err }
+
 // AgentTypes lists the agent types a request may name.
 func AgentTypes() []string { return []string{AgentAuto, AgentRouter, AgentPageAssistant} }
 

@@ -116,7 +116,7 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 	}
 	comp, err := o.complete(ctx, body, onDelta)
 	if err != nil {
-		return nil, err
+		return nil, o.failure(err)
 	}
 	content, meta := comp.Content, map[string]any{}
 	if body.Tools != nil {
@@ -165,6 +165,46 @@ func (o *OpenAI) messages(req Request) []chatMessage {
 	}
 	return append(msgs, chatMessage{Role: "user", Content: req.Query})
 }
+
+// failure says in plain words what went wrong with the endpoint, for the
+// user; the details (its answer's body, its address), which can name
+// internal hosts, stay in the wrapped error, for the log.
+func (o *OpenAI) failure(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err // the turn was stopped or ended: its cause says why
+	}
+	var se *httpStatusError
+	var ne net.Error
+	var oe *net.OpError
+	reason := "the model's server failed"
+	switch {
+	case errors.As(err, &se):
+		reason = fmt.Sprintf("the model's server answered %d", se.Status)
+	case errors.Is(err, errIdle):
+		reason = "the model's server stopped sending its answer"
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		reason = "the model's server did not answer in time"
+	case errors.As(err, &oe) && oe.Op == "dial":
+		reason = "the model's server could not be reached"
+	case errors.Is(err, errBrokeOff):
+		reason = "the model's answer broke off"
+	case errors.Is(err, errBadChunk):
+		reason = "the model's server sent an answer that could not be read"
+	case errors.Is(err, errReported):
+		reason = "the model's server reported an error"
+	}
+	return &FailureError{
+		Reason: "The assistant could not answer: " + reason + ".",
+		Err:    fmt.Errorf("%s: %w", o.BaseURL, err),
+	}
+}
+
+// Failures of a streamed answer, told apart for the user's message.
+var (
+	errBrokeOff = errors.New("the model's answer broke off")
+	errBadChunk = errors.New("the model endpoint sent a chunk that is not JSON")
+	errReported = errors.New("the model endpoint reported")
+)
 
 // httpStatusError is an answer other than 200 from the endpoint.
 type httpStatusError struct {
@@ -303,10 +343,10 @@ func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string
 		}
 		var ch chatChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return nil, fmt.Errorf("the model endpoint sent a chunk that is not JSON: %.200s", data)
+			return nil, fmt.Errorf("%w: %.200s", errBadChunk, data)
 		}
 		if ch.Error != nil {
-			return nil, fmt.Errorf("the model endpoint reported: %s", ch.Error.Message)
+			return nil, fmt.Errorf("%w: %s", errReported, ch.Error.Message)
 		}
 		comp.add(&ch, &text, onDelta)
 	}
@@ -317,7 +357,7 @@ func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("the model's answer broke off: %w", err)
+		return nil, fmt.Errorf("%w: %w", errBrokeOff, err)
 	}
 	comp.Content = text.String()
 	return comp, nil

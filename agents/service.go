@@ -50,6 +50,12 @@ type Options struct {
 	// by itself after a crash.
 	MaxAttempts int64
 	AutoRetries int64
+	// TurnTimeout bounds a whole turn: past it the turn ends as an error row
+	// saying so. 0 means 10 minutes.
+	TurnTimeout time.Duration
+	// Slots bounds the turns running at once per user; nil counts them in
+	// this process's memory.
+	Slots Slots
 	// Hub receives the turns' events for live subscribers; nil makes one.
 	Hub    *Hub
 	Logger *slog.Logger
@@ -84,6 +90,12 @@ func New(store Store, provider Provider, opts Options) *Service {
 	}
 	if opts.AutoRetries < 0 || opts.AutoRetries >= opts.MaxAttempts {
 		opts.AutoRetries = 0
+	}
+	if opts.TurnTimeout <= 0 {
+		opts.TurnTimeout = 10 * time.Minute
+	}
+	if opts.Slots == nil {
+		opts.Slots = NewMemorySlots()
 	}
 	if opts.Hub == nil {
 		opts.Hub = NewHub()
@@ -165,7 +177,7 @@ func ValidateQuery(query string) error {
 // Send runs one turn to its end and returns its outcome (Start, then Wait).
 // An agent failure is not an error of Send: it comes back as a Failed
 // result. Errors are the caller's (an *InputError, a models.ErrNotFound,
-// models.ErrTurnRunning) or the database's.
+// models.ErrTurnRunning, ErrTooManyTurns) or the database's.
 func (s *Service) Send(ctx context.Context, req SendRequest) (*TurnResult, error) {
 	t, err := s.Start(ctx, req)
 	if err != nil {
@@ -236,11 +248,18 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", ex.ID, ex.Scope, scopeKey(ex.Scope))}
 		}
 	}
-	ex, userMsg, err := s.store.StartTurn(ctx, start)
+	// The slot is taken before anything is stored: a user at the limit
+	// gets ErrTooManyTurns and no message of theirs is kept.
+	release, err := s.opts.Slots.Acquire(ctx, SlotTurn, req.UserID)
 	if err != nil {
 		return nil, err
 	}
-	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page}), nil
+	ex, userMsg, err := s.store.StartTurn(ctx, start)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page}, release), nil
 }
 
 // pageStart checks a message for a page's chat and points start at it: the
@@ -298,10 +317,17 @@ func (s *Service) proposalMode(resp *models.AgentResponse, page *models.Page, ex
 }
 
 // fail records an agent failure as an error row: the failure is the turn's
-// result, not an error, unless recording it fails too.
+// result, not an error, unless recording it fails too. The log has the whole
+// cause; the row has a *FailureError's plain reason when there is one (the
+// details may name hosts the user must not see).
 func (s *Service) fail(ctx context.Context, res *TurnResult, cause error) (*TurnResult, error) {
 	s.opts.Logger.Warn("turn failed", "exchange", res.Exchange.ID, "err", cause)
-	row, err := s.store.FailTurn(ctx, res.Exchange.ID, s.owner, "The assistant could not answer: "+cause.Error())
+	reason := "The assistant could not answer: " + cause.Error()
+	var fe *FailureError
+	if errors.As(cause, &fe) {
+		reason = fe.Reason
+	}
+	row, err := s.store.FailTurn(ctx, res.Exchange.ID, s.owner, reason)
 	if err != nil {
 		return nil, fmt.Errorf("record failed turn: %w (after: %v)", err, cause)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -64,6 +65,7 @@ var (
 	errStopped   = errors.New("stopped by the user")
 	errShutdown  = errors.New("the server is shutting down")
 	errLeaseLost = errors.New("the turn's lease was taken over")
+	errTimedOut  = errors.New("the turn took longer than its deadline")
 )
 
 // turnInput is what a turn needs besides its exchange and user message.
@@ -73,10 +75,12 @@ type turnInput struct {
 	retry   bool
 }
 
-// launch runs a started turn in the background and returns at once.
-func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInput) *Turn {
+// launch runs a started turn in the background and returns at once. The
+// turn holds its user's slot (release) until it ends, however it ends.
+func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInput, release func()) *Turn {
 	t := &Turn{Exchange: ex, Query: query, done: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
 	s.mu.Lock()
 	s.running[ex.ID] = &running{userID: ex.UserID, cancel: cancel, turn: t}
 	s.mu.Unlock()
@@ -88,8 +92,10 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 	go func() {
 		defer s.wg.Done()
 		defer close(t.done)
+		defer release()
 		defer cancel(nil)
-		t.res, t.err = s.execute(ctx, t, in)
+		defer deadline.Stop()
+		t.res, t.err = s.executeGuarded(ctx, t, in)
 		s.mu.Lock()
 		delete(s.running, ex.ID)
 		s.mu.Unlock()
@@ -99,6 +105,20 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		s.publishOutcome(ex, t.res)
 	}()
 	return t
+}
+
+// executeGuarded is execute, with a panic (a provider's bug) turned into the
+// turn's failure: the server goes on, the lease and the slot are given back
+// and the user message is kept with an error row.
+func (s *Service) executeGuarded(ctx context.Context, t *Turn, in turnInput) (res *TurnResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("turn panicked", "exchange", t.Exchange.ID, "panic", p, "stack", string(debug.Stack()))
+			res, err = s.fail(context.WithoutCancel(ctx), &TurnResult{Exchange: t.Exchange, Query: t.Query},
+				&FailureError{Reason: "The assistant failed unexpectedly. It has been logged; please try again.", Err: fmt.Errorf("panic: %v", p)})
+		}
+	}()
+	return s.execute(ctx, t, in)
 }
 
 // execute runs the agent for a turn and commits its outcome: the reply, the
@@ -139,6 +159,10 @@ func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResu
 		}
 	case errors.Is(cause, errShutdown):
 		return s.fail(db, res, errors.New("the server restarted while this reply was being written"))
+	case errors.Is(cause, errTimedOut):
+		return s.fail(db, res, &FailureError{
+			Reason: fmt.Sprintf("The reply took longer than %s and was stopped.", s.opts.TurnTimeout), Err: errTimedOut,
+		})
 	case err != nil:
 		return s.fail(db, res, err)
 	}
@@ -229,11 +253,16 @@ func (s *Service) cancelTurn(exchangeID int64, cause error) {
 
 // Retry answers the last user message of the user's failed exchange again.
 func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, error) {
-	ex, query, err := s.store.RetryTurn(ctx, userID, exchangeID, s.owner, s.opts.MaxAttempts)
+	release, err := s.opts.Slots.Acquire(ctx, SlotTurn, userID)
 	if err != nil {
 		return nil, err
 	}
-	return s.launch(ex, query, turnInput{retry: true}), nil
+	ex, query, err := s.store.RetryTurn(ctx, userID, exchangeID, s.owner, s.opts.MaxAttempts)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return s.launch(ex, query, turnInput{retry: true}, release), nil
 }
 
 // Close stops the running turns (each records that the server restarted,

@@ -35,7 +35,7 @@ type AdminStore interface {
 	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminSetAdmin(ctx context.Context, actorID, userID int64, admin bool) (*models.User, error)
 	AdminSetDisabled(ctx context.Context, actorID, userID int64, disabled bool) (*models.User, error)
-	AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string) (*models.User, error)
+	AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string, revokeKeys bool) (*models.User, int64, error)
 	AdminDeleteUser(ctx context.Context, actorID, userID int64) (models.UserDeletion, error)
 
 	AdminOrphans(ctx context.Context, now time.Time, limit int) ([]models.Orphan, int64, error)

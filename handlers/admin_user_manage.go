@@ -82,7 +82,8 @@ func (h *Handlers) adminUserEnable(c *fiber.Ctx) error {
 }
 
 // adminUserPassword sets a new password for an account and ends its
-// sessions (an administrator resetting their own stays signed in here).
+// sessions (an administrator resetting their own stays signed in here); with
+// the revoke_keys box ticked, its API keys go too, in the same transaction.
 func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 	id, err := adminIDParam(c)
 	if err != nil {
@@ -96,7 +97,8 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.store.AdminSetPassword(c.UserContext(), currentUser(c).ID, id, hash)
+	revokeKeys := c.FormValue("revoke_keys") == "1"
+	u, revoked, err := h.store.AdminSetPassword(c.UserContext(), currentUser(c).ID, id, hash, revokeKeys)
 	if err != nil {
 		return h.adminRefuse(c, err, "/admin/users")
 	}
@@ -105,7 +107,12 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return h.adminUserDone(c, u.ID, "New password set for "+u.Username+"; their sessions ended.")
+	msg := "New password set for " + u.Username + "; their sessions ended."
+	if revokeKeys {
+		msg = fmt.Sprintf("New password set for %s; their sessions ended and %s revoked.", u.Username,
+			views.Plural(revoked, "API key was", "API keys were"))
+	}
+	return h.adminUserDone(c, u.ID, msg)
 }
 
 // adminUserDelete deletes an account and everything it owns, once

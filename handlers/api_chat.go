@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -50,6 +51,9 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 		return err
 	}
 	res, err := h.agents.Send(c.UserContext(), req)
+	if errors.Is(err, agents.ErrTooManyTurns) {
+		return h.apiChatRefused(c, start, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -97,14 +101,15 @@ func (p apiChatPayload) sendRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 	return req, nil
 }
 
-// apiChatRefused answers a query that cannot be sent (empty or too long) with
-// the ChatResponse shape API.md prescribes; nothing has been stored.
+// apiChatRefused answers a query that cannot be sent (empty or too long: 400;
+// the user's running turns at their limit: 429) with the ChatResponse shape
+// API.md prescribes; nothing has been stored.
 func (h *Handlers) apiChatRefused(c *fiber.Ctx, start time.Time, err error) error {
-	h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", fiber.StatusBadRequest, "err", err)
-	msg := err.Error()
-	return c.Status(fiber.StatusBadRequest).JSON(apiChatResponse{
-		ErrorCode: fiber.StatusBadRequest, ErrorMessage: msg,
-		ErrMsg: msg, ErrCode: fiber.StatusBadRequest,
+	status, msg := classify(err)
+	h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
+	return c.Status(status).JSON(apiChatResponse{
+		ErrorCode: status, ErrorMessage: msg,
+		ErrMsg: msg, ErrCode: status,
 		ProcessingTime: time.Since(start).Seconds(),
 	})
 }

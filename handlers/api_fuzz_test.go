@@ -61,7 +61,7 @@ func newAPIFuzzEnv(f *testing.F) *apiFuzzEnv {
 		}
 		ids[i] = u.ID
 		key := "pal_fuzz_" + name
-		if _, err := store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+		if _, err := store.CreateAPIKey(ctx, u.ID, "fuzz", handlers.HashAPIKey(key)); err != nil {
 			f.Fatal(err)
 		}
 		if i == 0 {

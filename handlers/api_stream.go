@@ -16,10 +16,6 @@ import (
 	"palaver/models"
 )
 
-// apiStreamKeepAlive is how often an idle stream sends a comment line, so
-// that proxies keep it open and a client that went away is noticed.
-const apiStreamKeepAlive = 15 * time.Second
-
 // apiStream streams an exchange's log as Server-Sent Events, for clients
 // that are not browsers: the entries after ?since=SEQ (-1 or absent: all; a
 // reconnecting EventSource's Last-Event-ID, an entry id, takes precedence)
@@ -30,8 +26,9 @@ const apiStreamKeepAlive = 15 * time.Second
 //	data: {message as GET .../messages answers}
 //
 // Another user's exchange or a missing one answers 404 before anything is
-// streamed. The stream ends when the client goes away, the exchange is
-// deleted, or the server shuts down.
+// streamed; a user holding 32 streams gets 429. The stream ends when the
+// client goes away (noticed at the next write: keep-alives bound the wait),
+// the exchange is deleted, or the server shuts down.
 func (h *Handlers) apiStream(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -45,7 +42,13 @@ func (h *Handlers) apiStream(c *fiber.Ctx) error {
 	if _, err := h.store.Exchange(c.UserContext(), userID, id); err != nil {
 		return err
 	}
-	st := &apiStreamer{h: h, userID: userID, exchangeID: id, since: -1, shutdown: c.Context().Done()}
+	release, err := h.slots.Acquire(c.UserContext(), agents.SlotStream, userID)
+	if err != nil {
+		return err
+	}
+	// fasthttp runs the writer at once, in its own goroutine, whatever
+	// becomes of the response: run gives the slot back.
+	st := &apiStreamer{h: h, userID: userID, exchangeID: id, since: -1, shutdown: c.Context().Done(), release: release}
 	if since != nil {
 		st.since = *since
 	}
@@ -68,6 +71,7 @@ type apiStreamer struct {
 	since      int64 // the client has the entries up to this seq
 	lastID     int64 // or up to this entry id (Last-Event-ID), when set
 	shutdown   <-chan struct{}
+	release    func() // the user's stream slot
 	feed       *liveFeed
 }
 
@@ -77,12 +81,13 @@ var errStreamEnded = errors.New("stream: exchange deleted")
 // run writes the stream until it ends. Subscribing comes first, so that
 // nothing committed during the catch-up read is missed.
 func (st *apiStreamer) run(w *bufio.Writer) {
+	defer st.release()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub := st.h.hub.Subscribe(st.userID)
 	defer sub.Close()
 	err := st.catchUp(ctx, w)
-	keepAlive := time.NewTicker(apiStreamKeepAlive)
+	keepAlive := time.NewTicker(st.h.cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
 	for err == nil {
 		if w.Flush() != nil {

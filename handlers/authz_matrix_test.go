@@ -90,6 +90,7 @@ var mxJSON = map[string]string{
 	"PUT /api/chat/message/:id/feedback":   `{"feedback": 1, "comment": "good"}`,
 	"POST /api/pages":                      `{"title": "Notes", "content": "hello"}`,
 	"PUT /api/pages/:id":                   `{"content": "new content"}`,
+	"POST /api/keys":                       `{"name": "laptop"}`,
 }
 
 // mxRoute is one registered route and what the rules make of it.
@@ -131,6 +132,8 @@ func mxKind(pattern, param string) (string, bool) {
 			return "page", true
 		case "users":
 			return "user", true
+		case "keys":
+			return "api_key", true
 		}
 	}
 	return "", false
@@ -316,8 +319,9 @@ func (m *mx) visitor() *client {
 // owner's request (which may delete them) touches nothing another route uses.
 type mxRows map[string]int64
 
-// rows makes a general exchange with a reply, a page with two revisions, and
-// a chat about the page whose reply is a proposal, for api's user.
+// rows makes a general exchange with a reply, a page with two revisions, a
+// chat about the page whose reply is a proposal, and a spare API key, for
+// api's user.
 func (m *mx) rows(api *client) mxRows {
 	m.t.Helper()
 	ctx, uid := context.Background(), api.user.ID
@@ -341,6 +345,12 @@ func (m *mx) rows(api *client) mxRows {
 	}
 	r["page_exchange"] = *out.ExchangeID
 	r["proposal"] = m.a.chatReply(uid, *out.ExchangeID)
+	m.n++
+	key, err := m.a.store.CreateAPIKey(ctx, uid, "spare", handlers.HashAPIKey(fmt.Sprintf("pal_spare_%d", m.n)))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["api_key"] = key.ID
 	return r
 }
 

@@ -34,7 +34,10 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	})
 	var input *agents.InputError
 	if errors.As(err, &input) && !isFragment(c) {
-		return h.chatSendRefused(c, exchangeID, query, input.Msg)
+		return h.chatSendRefused(c, fiber.StatusUnprocessableEntity, exchangeID, query, input.Msg)
+	}
+	if errors.Is(err, agents.ErrTooManyTurns) && !isFragment(c) {
+		return h.chatSendRefused(c, fiber.StatusTooManyRequests, exchangeID, query, tooManyTurnsMessage)
 	}
 	if err != nil {
 		return err
@@ -53,7 +56,7 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 
 // chatSendRefused shows the chat page again with the reason next to the
 // composer and the typed text kept (a send without JavaScript).
-func (h *Handlers) chatSendRefused(c *fiber.Ctx, exchangeID int64, query, reason string) error {
+func (h *Handlers) chatSendRefused(c *fiber.Ctx, status int, exchangeID int64, query, reason string) error {
 	p, err := h.chatPage(c, exchangeID, "")
 	if errors.Is(err, models.ErrNotFound) {
 		p, err = h.chatPage(c, 0, "")
@@ -65,8 +68,12 @@ func (h *Handlers) chatSendRefused(c *fiber.Ctx, exchangeID int64, query, reason
 		reason = "Type a message before sending." // the API's "No query provided", for people
 	}
 	p.Composer.Query, p.Composer.Error = query, reason
-	return render(c, fiber.StatusUnprocessableEntity, views.Chat(p))
+	return render(c, status, views.Chat(p))
 }
+
+// tooManyTurnsMessage tells a person at the running-turn limit what to do;
+// htmx tabs get the same through the error handler's alert.
+const tooManyTurnsMessage = "Four replies are already being written for you. Wait for one to finish, or stop one, then send again; your text is kept here."
 
 // chatSent maps a finished turn to the htmx answer.
 func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) views.ChatSent {

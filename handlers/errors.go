@@ -31,6 +31,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, ie.Msg
 	case errors.Is(err, models.ErrNotFound):
 		return fiber.StatusNotFound, "Not found"
+	case tooMany(err) != nil:
+		return fiber.StatusTooManyRequests, tooMany(err).Error()
 	case conflict(err) != nil:
 		return fiber.StatusConflict, conflict(err).Error() // the sentinel's own text, without the operation prefixes
 	case errors.Is(err, models.ErrBadCursor):
@@ -45,6 +47,19 @@ func classify(err error) (int, string) {
 var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
 	agents.ErrNotRunning, agents.ErrNotHere}
+
+// limits are the errors of a user at a per-user limit: they answer 429.
+var limits = []error{agents.ErrTooManyTurns, agents.ErrTooManySockets, agents.ErrTooManyStreams}
+
+// tooMany is the limit err meets, or nil.
+func tooMany(err error) error {
+	for _, s := range limits {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return nil
+}
 
 // conflict is the conflict err is, or nil.
 func conflict(err error) error {

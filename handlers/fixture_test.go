@@ -124,7 +124,7 @@ func (a *testApp) apiClient(name string) *client {
 		}
 	}
 	key := "pal_test_" + name
-	if _, err := a.store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+	if _, err := a.store.CreateAPIKey(ctx, u.ID, "test", handlers.HashAPIKey(key)); err != nil {
 		a.t.Fatal(err)
 	}
 	return &client{a: a, cookies: map[string]string{}, apiKey: key, user: u}

@@ -25,6 +25,9 @@ type Store interface {
 	UserByID(ctx context.Context, id int64) (*models.User, error)
 	UserByUsername(ctx context.Context, username string) (*models.User, error)
 	UserByAPIKey(ctx context.Context, keyHash string) (*models.User, error)
+	APIKeys(ctx context.Context, userID int64) ([]models.APIKey, error)
+	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
+	DeleteAPIKey(ctx context.Context, userID, id int64) error
 
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
 	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
@@ -55,6 +58,10 @@ type Store interface {
 // Config holds the settings the handlers read.
 type Config struct {
 	AllowRegistration bool
+	// StreamKeepAlive is how often an idle event stream sends a comment
+	// line, which is also how soon a client that went away is noticed and
+	// its stream slot freed; 0 means 15s.
+	StreamKeepAlive time.Duration
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -63,9 +70,12 @@ type Deps struct {
 	Sessions *scs.SessionManager
 	Agents   *agents.Service
 	Hub      *agents.Hub // live events for the user's open tabs and streams
-	Assets   *static.Assets
-	Logger   *slog.Logger
-	Config   Config
+	// Slots bounds each user's live websockets and event streams; nil
+	// counts them in this process's memory.
+	Slots  agents.Slots
+	Assets *static.Assets
+	Logger *slog.Logger
+	Config Config
 }
 
 // Handlers carries the dependencies into every handler.
@@ -74,6 +84,7 @@ type Handlers struct {
 	sessions *scs.SessionManager
 	agents   *agents.Service
 	hub      *agents.Hub
+	slots    agents.Slots
 	assets   *static.Assets
 	markdown *views.Markdown
 	log      *slog.Logger
@@ -101,8 +112,14 @@ func New(d Deps) *fiber.App {
 	if d.Hub == nil {
 		d.Hub = agents.NewHub() // nothing publishes: live views only catch up
 	}
+	if d.Slots == nil {
+		d.Slots = agents.NewMemorySlots()
+	}
+	if d.Config.StreamKeepAlive <= 0 {
+		d.Config.StreamKeepAlive = 15 * time.Second
+	}
 	h := &Handlers{
-		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, assets: d.Assets,
+		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
 		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
 	}
 	app := fiber.New(fiber.Config{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/contrib/websocket"
@@ -53,6 +54,35 @@ type liveClient struct {
 	userID   int64
 	csrf     string          // for the forms in the fragments
 	shutdown <-chan struct{} // closed when the server shuts down
+	slot     *liveSlot       // the user's live-socket slot this tab holds
+}
+
+// liveSlot is a websocket slot taken before the upgrade and handed to the
+// connection. fasthttp runs the connection's handler only once the 101 has
+// been written; if that write fails, or the server is closing, it never
+// does, so a slot not claimed within liveClaimWithin is given back.
+type liveSlot struct {
+	state   atomic.Int32 // liveSlotPending, then claimed or abandoned
+	release func()
+}
+
+const (
+	liveSlotPending int32 = iota
+	liveSlotClaimed
+	liveSlotAbandoned
+	liveClaimWithin = 10 * time.Second
+)
+
+// claim hands the slot to the connection; false: it was given back already.
+func (s *liveSlot) claim() bool {
+	return s.state.CompareAndSwap(liveSlotPending, liveSlotClaimed)
+}
+
+// abandon gives back a slot no connection claimed.
+func (s *liveSlot) abandon() {
+	if s.state.CompareAndSwap(liveSlotPending, liveSlotAbandoned) {
+		s.release()
+	}
 }
 
 // liveRequest is a message from the tab.
@@ -64,7 +94,8 @@ type liveRequest struct {
 }
 
 // liveUpgrade admits a websocket handshake: a signed-in user (401), a real
-// upgrade request (426), from one of Palaver's own pages (403).
+// upgrade request (426), from one of Palaver's own pages (403), holding
+// fewer than 32 live sockets (429, before the upgrade).
 func (h *Handlers) liveUpgrade(c *fiber.Ctx) error {
 	u := currentUser(c)
 	if u == nil {
@@ -76,8 +107,18 @@ func (h *Handlers) liveUpgrade(c *fiber.Ctx) error {
 	if !liveSameOrigin(c) {
 		return fiber.NewError(fiber.StatusForbidden, "Live updates are only for Palaver's own pages")
 	}
-	c.Locals(localLive, &liveClient{userID: u.ID, csrf: h.csrfToken(c), shutdown: c.Context().Done()})
-	return c.Next()
+	release, err := h.slots.Acquire(c.UserContext(), agents.SlotSocket, u.ID)
+	if err != nil {
+		return err
+	}
+	slot := &liveSlot{release: release}
+	c.Locals(localLive, &liveClient{userID: u.ID, csrf: h.csrfToken(c), shutdown: c.Context().Done(), slot: slot})
+	if err := c.Next(); err != nil {
+		slot.abandon() // no upgrade
+		return err
+	}
+	time.AfterFunc(liveClaimWithin, slot.abandon)
+	return nil
 }
 
 // liveSameOrigin checks the handshake's Origin against the server's own
@@ -104,6 +145,10 @@ func (h *Handlers) live(conn *websocket.Conn) {
 	if client == nil {
 		return
 	}
+	if !client.slot.claim() {
+		return // too late: its slot was given back
+	}
+	defer client.slot.release()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &liveSession{h: h, conn: conn, ctx: ctx, liveClient: client, sub: h.hub.Subscribe(client.userID)}

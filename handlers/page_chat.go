@@ -37,7 +37,10 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	})
 	var input *agents.InputError
 	if errors.As(err, &input) && !isFragment(c) {
-		return h.pageChatRefused(c, p, query, input.Msg)
+		return h.pageChatRefused(c, fiber.StatusUnprocessableEntity, p, query, input.Msg)
+	}
+	if errors.Is(err, agents.ErrTooManyTurns) && !isFragment(c) {
+		return h.pageChatRefused(c, fiber.StatusTooManyRequests, p, query, tooManyTurnsMessage)
 	}
 	if err != nil {
 		return err
@@ -69,7 +72,7 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 
 // pageChatRefused shows the editor again with the reason next to the
 // panel's composer and the typed text kept (a send without JavaScript).
-func (h *Handlers) pageChatRefused(c *fiber.Ctx, p *models.Page, query, reason string) error {
+func (h *Handlers) pageChatRefused(c *fiber.Ctx, status int, p *models.Page, query, reason string) error {
 	v, err := h.pageEditPage(c, p)
 	if err != nil {
 		return err
@@ -79,7 +82,7 @@ func (h *Handlers) pageChatRefused(c *fiber.Ctx, p *models.Page, query, reason s
 	}
 	v.Panel.Open = true
 	v.Panel.Composer.Query, v.Panel.Composer.Error = query, reason
-	return render(c, fiber.StatusUnprocessableEntity, views.PageEdit(v))
+	return render(c, status, views.PageEdit(v))
 }
 
 // pageChatNew starts a new chat about the page.

@@ -33,6 +33,9 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/pages/:id", h.apiPageDelete)
 	api.Get("/pages/:id/revisions", h.apiPageRevisions)
 	api.Post("/pages/:id/proposals/:message_id/accept", h.apiProposalAccept)
+	api.Get("/keys", h.apiKeys)
+	api.Post("/keys", h.apiKeyCreate)
+	api.Delete("/keys/:id", h.apiKeyDelete)
 	api.Use(h.apiNotFound)
 
 	// HTML: every unsafe request carries the session's CSRF token.

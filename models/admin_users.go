@@ -168,9 +168,11 @@ func (s *Store) AdminSetDisabled(ctx context.Context, actorID, userID int64, dis
 }
 
 // AdminSetPassword sets userID's password hash, as actorID, and ends the
-// account's sessions.
-func (s *Store) AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string) (*User, error) {
+// account's sessions; with revokeKeys, it deletes the account's API keys in
+// the same transaction and says how many went.
+func (s *Store) AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string, revokeKeys bool) (*User, int64, error) {
 	var out User
+	var revoked int64
 	err := s.adminTx(ctx, actorID, userID, func(tx *gorm.DB, target *User) error {
 		err := tx.Model(target).Updates(map[string]any{
 			"password_hash": passwordHash, "session_epoch": gorm.Expr("session_epoch + 1"),
@@ -178,9 +180,16 @@ func (s *Store) AdminSetPassword(ctx context.Context, actorID, userID int64, pas
 		if err != nil {
 			return err
 		}
+		if revokeKeys {
+			res := tx.Where("user_id = ?", target.ID).Delete(&APIKey{})
+			if res.Error != nil {
+				return res.Error
+			}
+			revoked = res.RowsAffected
+		}
 		return tx.Take(&out, target.ID).Error
 	})
-	return &out, wrap("admin set password", err)
+	return &out, revoked, wrap("admin set password", err)
 }
 
 // UserDeletion counts what deleting an account removed.

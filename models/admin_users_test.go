@@ -13,7 +13,7 @@ func TestAdminListUsers(t *testing.T) {
 		ctx := context.Background()
 		root := mustAdmin(t, s, "root")
 		sd := seedExchanges(t, s, adminSpecs())
-		if _, err := s.CreateAPIKey(ctx, sd.users["bob"].ID, "k1"); err != nil {
+		if _, err := s.CreateAPIKey(ctx, sd.users["bob"].ID, "k1", "k1"); err != nil {
 			t.Fatal(err)
 		}
 		rows, more, err := s.AdminListUsers(ctx, "", 10)
@@ -153,11 +153,28 @@ func TestAdminDisableAndPassword(t *testing.T) {
 		if u, err = s.AdminSetDisabled(ctx, root.ID, ann.ID, false); err != nil || u.Disabled || u.SessionEpoch != 1 {
 			t.Fatalf("enable: %+v, %v", u, err)
 		}
-		u, err = s.AdminSetPassword(ctx, root.ID, ann.ID, "new-hash")
-		if err != nil || u.PasswordHash != "new-hash" || u.SessionEpoch != 2 {
-			t.Fatalf("password: %+v, %v", u, err)
+		for _, name := range []string{"laptop", "ci"} {
+			if _, err := s.CreateAPIKey(ctx, ann.ID, name, "hash-"+name); err != nil {
+				t.Fatal(err)
+			}
 		}
-		_, err = s.AdminSetPassword(ctx, root.ID, 424242, "x")
+		// A reset alone keeps the keys.
+		u, revoked, err := s.AdminSetPassword(ctx, root.ID, ann.ID, "new-hash", false)
+		if err != nil || u.PasswordHash != "new-hash" || u.SessionEpoch != 2 || revoked != 0 {
+			t.Fatalf("password: %+v, %d revoked, %v", u, revoked, err)
+		}
+		if keys, err := s.APIKeys(ctx, ann.ID); err != nil || len(keys) != 2 {
+			t.Fatalf("keys after a reset that keeps them: %v, %v", keys, err)
+		}
+		// Asked to, it revokes them all, with the password.
+		u, revoked, err = s.AdminSetPassword(ctx, root.ID, ann.ID, "newer-hash", true)
+		if err != nil || u.PasswordHash != "newer-hash" || u.SessionEpoch != 3 || revoked != 2 {
+			t.Fatalf("password and keys: %+v, %d revoked, %v", u, revoked, err)
+		}
+		if keys, err := s.APIKeys(ctx, ann.ID); err != nil || len(keys) != 0 {
+			t.Fatalf("keys after a reset that revokes them: %v, %v", keys, err)
+		}
+		_, _, err = s.AdminSetPassword(ctx, root.ID, 424242, "x", true)
 		wantErr(t, err, ErrNotFound, "password of a missing user")
 	})
 }
@@ -171,7 +188,7 @@ func TestAdminDeleteUserCountsRows(t *testing.T) {
 		sd := seedExchanges(t, s, adminSpecs())
 		ann, bob := sd.users["ann"], sd.users["bob"]
 		for _, u := range []*User{ann, bob} {
-			if _, err := s.CreateAPIKey(ctx, u.ID, "key-"+u.Username); err != nil {
+			if _, err := s.CreateAPIKey(ctx, u.ID, "key", "key-"+u.Username); err != nil {
 				t.Fatal(err)
 			}
 		}

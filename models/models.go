@@ -48,6 +48,7 @@ type User struct {
 type APIKey struct {
 	ID         int64     `gorm:"primaryKey"`
 	UserID     int64     `gorm:"not null"`
+	Name       string    `gorm:"not null"` // the owner's label for it
 	KeyHash    string    `gorm:"not null"`
 	CreatedAt  time.Time `gorm:"not null"`
 	LastUsedAt *time.Time

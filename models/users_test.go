@@ -61,10 +61,10 @@ func TestAPIKeys(t *testing.T) {
 		ctx := context.Background()
 		ann := mustUser(t, s, "ann")
 		bob := mustUser(t, s, "bob")
-		if _, err := s.CreateAPIKey(ctx, ann.ID, "hash-a"); err != nil {
+		if _, err := s.CreateAPIKey(ctx, ann.ID, "laptop", "hash-a"); err != nil {
 			t.Fatal(err)
 		}
-		k, err := s.CreateAPIKey(ctx, bob.ID, "hash-b")
+		k, err := s.CreateAPIKey(ctx, bob.ID, "ci", "hash-b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +128,76 @@ func TestFirstAdminUnderConcurrency(t *testing.T) {
 		}
 		if admins := count(t, s, "users", "is_admin"); admins != 1 {
 			t.Fatalf("%d admins among %d accounts registered at once, want 1", admins, n)
+		}
+	})
+}
+
+func TestAPIKeyLastUseIsWrittenAtMostOnceAMinute(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		k, err := s.CreateAPIKey(ctx, ann.ID, "script", "hash-s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastUse := func() time.Time {
+			t.Helper()
+			var stored APIKey
+			if err := s.db.Take(&stored, k.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			if stored.LastUsedAt == nil {
+				t.Fatal("no last use recorded")
+			}
+			return *stored.LastUsedAt
+		}
+		use := func() {
+			t.Helper()
+			if u, err := s.UserByAPIKey(ctx, "hash-s"); err != nil || u.ID != ann.ID {
+				t.Fatalf("UserByAPIKey = %+v, %v", u, err)
+			}
+		}
+		use()
+		first := lastUse()
+		time.Sleep(5 * time.Millisecond)
+		use() // within the minute: not written again
+		if got := lastUse(); !got.Equal(first) {
+			t.Fatalf("a second use within a minute moved last_used_at from %v to %v", first, got)
+		}
+		// Set the last use back past the minute: the next use writes it.
+		old := time.Now().UTC().Add(-2 * time.Minute).Truncate(time.Microsecond)
+		if err := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Update("last_used_at", old).Error; err != nil {
+			t.Fatal(err)
+		}
+		use()
+		if got := lastUse(); !got.After(first) {
+			t.Fatalf("a use after a minute left last_used_at at %v (was set back to %v)", got, old)
+		}
+	})
+}
+
+func TestAPIKeysAreListedAndRevokedByTheirOwnerOnly(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		a1, _ := s.CreateAPIKey(ctx, ann.ID, "one", "hash-1")
+		a2, _ := s.CreateAPIKey(ctx, ann.ID, "two", "hash-2")
+		if _, err := s.CreateAPIKey(ctx, bob.ID, "bob's", "hash-3"); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := s.APIKeys(ctx, ann.ID)
+		if err != nil || len(keys) != 2 || keys[0].ID != a1.ID || keys[1].ID != a2.ID || keys[1].Name != "two" {
+			t.Fatalf("ann's keys %+v, %v", keys, err)
+		}
+		wantErr(t, s.DeleteAPIKey(ctx, bob.ID, a1.ID), ErrNotFound, "bob revoking ann's key")
+		if err := s.DeleteAPIKey(ctx, ann.ID, a1.ID); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, s.DeleteAPIKey(ctx, ann.ID, a1.ID), ErrNotFound, "revoking twice")
+		_, err = s.UserByAPIKey(ctx, "hash-1")
+		wantErr(t, err, ErrNotFound, "a revoked key")
+		if keys, _ := s.APIKeys(ctx, ann.ID); len(keys) != 1 || keys[0].ID != a2.ID {
+			t.Fatalf("after revoking: %+v", keys)
 		}
 	})
 }

@@ -303,7 +303,7 @@ func (e *benchEnv) signUp(ctx context.Context) error {
 	}
 	e.userID = u.ID
 	e.apiKey = randHex(16)
-	_, err = e.store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(e.apiKey))
+	_, err = e.store.CreateAPIKey(ctx, u.ID, "bench", handlers.HashAPIKey(e.apiKey))
 	return err
 }
 
@@ -523,7 +523,7 @@ func (e *benchEnv) history(ctx context.Context) (api, bare time.Duration, err er
 		return 0, 0, err
 	}
 	key := randHex(16)
-	if _, err := e.store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+	if _, err := e.store.CreateAPIKey(ctx, u.ID, "bench", handlers.HashAPIKey(key)); err != nil {
 		return 0, 0, err
 	}
 	if err := e.seedHistory(ctx, u.ID); err != nil {

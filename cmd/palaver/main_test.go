@@ -184,6 +184,14 @@ func TestUserKey(t *testing.T) {
 		t.Errorf("a wrong key authenticates: %v", err)
 	}
 
+	// Keys are named: "cli" unless --key-name says otherwise.
+	palaver(t, "user", "key", "bob", "--key-name", "  backup job ", "--db", db).ok(t, "named user key")
+	keys, err := s.APIKeys(context.Background(), u.ID)
+	if err != nil || len(keys) != 3 || keys[0].Name != "cli" || keys[1].Name != "cli" || keys[2].Name != "backup job" {
+		t.Fatalf("bob's keys %+v, %v", keys, err)
+	}
+	palaver(t, "user", "key", "bob", "--key-name", " ", "--db", db).oneLine(t, "empty key name", "--key-name")
+
 	palaver(t, "user", "key", "nobody", "--db", db).oneLine(t, "unknown user", `no user named "nobody"`)
 	palaver(t, "user", "key", "--db", db).oneLine(t, "no name", "NAME")
 }

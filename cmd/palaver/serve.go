@@ -27,12 +27,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
 	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
 	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
+	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, pos[0])
+	}
+	if *turnTimeout <= 0 {
+		return fmt.Errorf("%w: --turn-timeout must be positive, got %s", errUsage, *turnTimeout)
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
@@ -66,7 +70,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
-	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries)})
+	// One count of what each user holds (running turns, live sockets,
+	// streams), shared by the agents and the handlers.
+	slots := agents.NewMemorySlots()
+	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots})
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -79,6 +86,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Store:    store,
 		Sessions: handlers.NewSessions(sqlDB, store.Dialect(), *secure, 10*time.Minute),
 		Agents:   svc,
+		Slots:    slots,
 		Assets:   assets,
 		Logger:   log,
 		Config:   handlers.Config{AllowRegistration: *allowReg},

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"palaver/handlers"
 	"palaver/models"
@@ -86,6 +85,7 @@ func userAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func userKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newFlags("user key", stderr)
 	db := dbFlag(f)
+	keyName := f.string("key-name", "cli", "the key's name, as the user's list of keys shows it")
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -105,12 +105,15 @@ func userKey(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+	name := strings.TrimSpace(*keyName)
+	if name == "" {
+		return fmt.Errorf("%w: --key-name cannot be empty", errUsage)
+	}
+	key, err := handlers.NewAPIKey()
+	if err != nil {
 		return err
 	}
-	key := "pal_" + base64.RawURLEncoding.EncodeToString(b)
-	if _, err := store.CreateAPIKey(ctx, u.ID, handlers.HashAPIKey(key)); err != nil {
+	if _, err := store.CreateAPIKey(ctx, u.ID, name, handlers.HashAPIKey(key)); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, key)
