@@ -57,6 +57,7 @@ func TestBrowser(t *testing.T) {
 		{"PageProposals", browserPageProposals},
 		{"AdminList", browserAdminList},
 		{"NoJavaScript", browserNoJavaScript},
+		{"CodeBlock", browserCodeBlock},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
