@@ -34,6 +34,10 @@ type Event struct {
 	Exchange   *models.Exchange // the header, for EventEntry and EventTurn
 	Entry      *models.Message  // for EventEntry
 	Delta      string           // for EventDelta
+	// Offset is, for EventDelta, how many bytes of the reply came before
+	// Delta: a subscriber that joined late, or lost pieces, takes the text
+	// so far from Service.ReplySoFar and lets through only what follows it.
+	Offset int
 }
 
 // subscriberBuffer is how many events a subscriber may fall behind before it

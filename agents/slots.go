@@ -54,9 +54,16 @@ type slotKey struct {
 
 // NewMemorySlots counts slots in memory with API.md's limits.
 func NewMemorySlots() *MemorySlots {
-	return &MemorySlots{held: map[slotKey]int{}, limits: map[SlotKind]int{
+	return NewMemorySlotsWithLimits(map[SlotKind]int{
 		SlotTurn: MaxTurnsPerUser, SlotSocket: MaxSocketsPerUser, SlotStream: MaxStreamsPerUser,
-	}}
+	})
+}
+
+// NewMemorySlotsWithLimits counts slots in memory with other limits (a kind
+// left out has none): for the bench, which measures what the machine can
+// carry, not what one person is allowed.
+func NewMemorySlotsWithLimits(limits map[SlotKind]int) *MemorySlots {
+	return &MemorySlots{held: map[slotKey]int{}, limits: limits}
 }
 
 // Acquire takes a slot of kind for userID, or refuses at the limit.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"palaver/models"
@@ -58,6 +59,44 @@ type running struct {
 	userID int64
 	cancel context.CancelCauseFunc
 	turn   *Turn
+	reply  replySoFar
+}
+
+// replySoFar is the text of a reply being written. A piece is added and
+// published under its lock, so a reader of the text has seen every piece
+// published before and none after: it can tell from an event's Offset
+// whether the piece is in what it read.
+type replySoFar struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+// add appends d and publishes it, with its offset, while no reader can look.
+func (r *replySoFar) add(d string, publish func(offset int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	offset := r.text.Len()
+	r.text.WriteString(d)
+	publish(offset)
+}
+
+func (r *replySoFar) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.text.String()
+}
+
+// ReplySoFar is the text written so far of the reply to the user's
+// exchange, when this process is writing one ("" otherwise). A tab that
+// starts watching mid-reply shows it before the pieces that follow.
+func (s *Service) ReplySoFar(userID, exchangeID int64) string {
+	s.mu.Lock()
+	r := s.running[exchangeID]
+	s.mu.Unlock()
+	if r == nil || r.userID != userID {
+		return ""
+	}
+	return r.reply.String()
 }
 
 // Why a turn's context ends early.
@@ -81,8 +120,9 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 	t := &Turn{Exchange: ex, Query: query, done: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
+	r := &running{userID: ex.UserID, cancel: cancel, turn: t}
 	s.mu.Lock()
-	s.running[ex.ID] = &running{userID: ex.UserID, cancel: cancel, turn: t}
+	s.running[ex.ID] = r
 	s.mu.Unlock()
 	s.wg.Add(1)
 	if !in.retry {
@@ -95,7 +135,7 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		defer release()
 		defer cancel(nil)
 		defer deadline.Stop()
-		t.res, t.err = s.executeGuarded(ctx, t, in)
+		t.res, t.err = s.executeGuarded(ctx, t, &r.reply, in)
 		s.mu.Lock()
 		delete(s.running, ex.ID)
 		s.mu.Unlock()
@@ -110,7 +150,7 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 // executeGuarded is execute, with a panic (a provider's bug) turned into the
 // turn's failure: the server goes on, the lease and the slot are given back
 // and the user message is kept with an error row.
-func (s *Service) executeGuarded(ctx context.Context, t *Turn, in turnInput) (res *TurnResult, err error) {
+func (s *Service) executeGuarded(ctx context.Context, t *Turn, partial *replySoFar, in turnInput) (res *TurnResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Logger.Error("turn panicked", "exchange", t.Exchange.ID, "panic", p, "stack", string(debug.Stack()))
@@ -118,12 +158,12 @@ func (s *Service) executeGuarded(ctx context.Context, t *Turn, in turnInput) (re
 				&FailureError{Reason: "The assistant failed unexpectedly. It has been logged; please try again.", Err: fmt.Errorf("panic: %v", p)})
 		}
 	}()
-	return s.execute(ctx, t, in)
+	return s.execute(ctx, t, partial, in)
 }
 
 // execute runs the agent for a turn and commits its outcome: the reply, the
 // partial reply of a stopped turn, or an error row.
-func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResult, error) {
+func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in turnInput) (*TurnResult, error) {
 	ex := t.Exchange
 	res := &TurnResult{Exchange: ex, Query: t.Query}
 	// Database writes outlive the turn's context: a stopped or failing turn
@@ -136,7 +176,6 @@ func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResu
 	if err != nil {
 		return s.fail(db, res, err)
 	}
-	var partial strings.Builder
 	req.OnEntry = func(m *models.Message) error {
 		if _, err := s.store.AppendEntry(db, ex.ID, s.owner, m); err != nil {
 			return err
@@ -145,8 +184,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, in turnInput) (*TurnResu
 		return nil
 	}
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
-		partial.WriteString(d)
-		s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d})
+		partial.add(d, func(offset int) {
+			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d, Offset: offset})
+		})
 	})
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLeaseLost):

@@ -73,6 +73,7 @@ type apiStreamer struct {
 	shutdown   <-chan struct{}
 	release    func() // the user's stream slot
 	feed       *liveFeed
+	reply      replyView // what the client has of the reply being written
 }
 
 // errStreamEnded ends a stream whose exchange is gone.
@@ -134,7 +135,17 @@ func (st *apiStreamer) catchUp(ctx context.Context, w *bufio.Writer) error {
 			return err
 		}
 	}
-	return writeSSE(w, "", "turn", apiTurnState{Status: ex.TurnStatus})
+	if err := writeSSE(w, "", "turn", apiTurnState{Status: ex.TurnStatus}); err != nil {
+		return err
+	}
+	// A client that connects mid-reply gets the text written so far first.
+	if ex.TurnStatus == models.TurnRunning && st.reply.shown == 0 {
+		if text := st.h.replySoFar(st.userID, st.exchangeID); text != "" {
+			st.reply.shown = len(text)
+			return writeSSE(w, "", "delta", apiDelta{Text: text})
+		}
+	}
+	return nil
 }
 
 // gone turns a deleted exchange into the end of the stream.
@@ -157,12 +168,17 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 			return st.entry(w, e.Entry)
 		}
 	case agents.EventDelta:
-		if e.Delta != "" {
-			return writeSSE(w, "", "delta", apiDelta{Text: e.Delta})
+		// SSE has no way to replace what the client has: pieces it missed
+		// stay missed, and the reply's entry brings the whole text.
+		if text, _ := st.reply.piece(e, func() string { return "" }); text != "" {
+			return writeSSE(w, "", "delta", apiDelta{Text: text})
 		}
 	case agents.EventTurn:
 		if e.Exchange == nil {
 			return errStreamEnded
+		}
+		if e.Exchange.TurnStatus != models.TurnRunning {
+			st.reply = replyView{}
 		}
 		return writeSSE(w, "", "turn", apiTurnState{Status: e.Exchange.TurnStatus})
 	}
@@ -173,6 +189,9 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 func (st *apiStreamer) entry(w *bufio.Writer, m *models.Message) error {
 	if !st.feed.take(m) {
 		return nil
+	}
+	if isReply(m) {
+		st.reply = replyView{} // the next reply's pieces start at 0
 	}
 	return writeSSE(w, strconv.FormatInt(m.ID, 10), "entry", newAPIMessage(m))
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"palaver/models"
 )
 
 // sseEvent is one Server-Sent Event as a client reads it.
@@ -187,5 +189,48 @@ func TestAPIStreamRefusesBeforeStreaming(t *testing.T) {
 				t.Fatalf("status %d %s, want %d", res.StatusCode, body, tt.status)
 			}
 		})
+	}
+}
+
+// TestAPIStreamJoinsMidReply: a stream opened while the reply is being
+// written gets the text so far as its first delta, then each later piece
+// once.
+func TestAPIStreamJoinsMidReply(t *testing.T) {
+	p := gatedProvider{
+		first: []string{"Half ", "a "}, rest: []string{"reply, ", "then ", "the rest."},
+		wrote: make(chan struct{}), gate: make(chan struct{}),
+	}
+	a := newTestApp(t, withChatProvider(p))
+	addr := a.listen()
+	ann := a.apiClient("ann")
+	done := make(chan apiChatOut, 1)
+	go func() { done <- ann.apiChat("go on", 0) }()
+	<-p.wrote
+	exs, err := a.store.ListExchanges(context.Background(), ann.user.ID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 2})
+	if err != nil || len(exs) != 1 {
+		t.Fatalf("the new exchange: %v (%d exchanges)", err, len(exs))
+	}
+	s := ann.openStream(t, addr, "/api/chat/exchange/"+strconv.FormatInt(exs[0].ID, 10)+"/stream")
+	s.entry() // the question
+	s.expect("turn", `{"status":"running"}`)
+	s.expect("delta", `{"text":"Half a "}`)
+	close(p.gate)
+	var text strings.Builder
+	for {
+		e := s.next()
+		if e.Event != "delta" {
+			break
+		}
+		var d struct{ Text string }
+		if err := json.Unmarshal([]byte(e.Data), &d); err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(d.Text)
+	}
+	if text.String() != "reply, then the rest." {
+		t.Fatalf("deltas after the first: %q", text.String())
+	}
+	if out := <-done; out.Response != "Half a reply, then the rest." {
+		t.Fatalf("the answer: %+v", out)
 	}
 }

@@ -30,6 +30,9 @@ type testApp struct {
 	store    *models.Store
 	hub      *agents.Hub
 	sessions *scs.SessionManager
+	// written is, per exchange, how many bytes of the reply liveDelta has
+	// announced: the offset of the next piece, as the agent service keeps it.
+	written map[int64]int
 }
 
 type appOption func(*handlers.Deps)

@@ -187,6 +187,7 @@ type liveSession struct {
 	feedPage int64
 	pageID   int64        // the page whose editor the tab shows; 0: none
 	reply    bool         // the tab has a pending reply cell open, as far as we know
+	shown    replyView    // how much of the reply being written the pending cell holds
 	out      bytes.Buffer // rendered, to be written as one message (flush)
 }
 
@@ -251,7 +252,7 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 // what it lacks: the entries past its seq, and the turn's state. Another
 // user's exchange, or a missing one, is watched as none: nothing is sent.
 func (s *liveSession) watch(req liveRequest) error {
-	s.feed, s.feedPage, s.reply = nil, 0, false
+	s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
 	s.pageID = max(req.PageID, 0)
 	if req.ExchangeID <= 0 {
 		return nil
@@ -294,7 +295,7 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
-		s.feed, s.feedPage, s.reply = nil, 0, false
+		s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
 		return false, nil
 	}
 	return false, err
@@ -322,7 +323,8 @@ func (s *liveSession) events(e agents.Event) error {
 			for ; n < liveBatch && text.Len() < liveBatchBytes; n++ {
 				select {
 				case f := <-s.sub.C:
-					if f.Kind == agents.EventDelta && f.UserID == e.UserID && f.ExchangeID == e.ExchangeID {
+					if f.Kind == agents.EventDelta && f.UserID == e.UserID && f.ExchangeID == e.ExchangeID &&
+						f.Offset == e.Offset+text.Len() {
 						text.WriteString(f.Delta)
 						continue
 					}
@@ -396,8 +398,7 @@ func (s *liveSession) event(e agents.Event) error {
 		}
 	case agents.EventDelta:
 		if watched && e.Delta != "" {
-			s.openReply(&u)
-			u.Delta = e.Delta
+			s.delta(&u, e)
 		}
 	case agents.EventTurn:
 		s.turn(&u, e, watched)
@@ -423,8 +424,7 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 			u.Entries = append(u.Entries, v)
 		}
 		if isReply(m) {
-			u.CloseReply, s.reply = true, false
-			u.OpenReply = nil
+			s.closeReply(u)
 		}
 	}
 	if len(fresh) > 0 {
@@ -492,14 +492,54 @@ func (h *Handlers) publishPage(userID, pageID int64) {
 	h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
 }
 
-// openReply opens the pending reply cell unless the tab has one. The tab
-// that sent the message got one with its send answer, and drops this copy.
+// openReply opens the pending reply cell unless the tab has one, with the
+// reply written so far: a tab that starts watching mid-reply (a new chat's
+// first reply, a second tab, a reconnect) shows it from its first word. The
+// tab that sent the message got a cell with its send answer, and drops this
+// copy; the text replaces what its cell holds.
 func (s *liveSession) openReply(u *views.LiveUpdate) {
 	if s.reply {
 		return
 	}
 	after := s.feed.last
 	u.OpenReply, s.reply = &after, true
+	s.resync(u)
+}
+
+// resync puts the whole reply written so far in the tab's pending cell.
+func (s *liveSession) resync(u *views.LiveUpdate) {
+	s.shown = replyView{}
+	u.ReplyText, u.Delta = nil, ""
+	if text := s.h.replySoFar(s.userID, s.feed.exchangeID); text != "" {
+		u.ReplyText, s.shown.shown = &text, len(text)
+	}
+}
+
+// delta adds a piece of the reply to the tab's pending cell: the part of it
+// the cell does not hold yet, or, when pieces were missed before it, the
+// whole text so far.
+func (s *liveSession) delta(u *views.LiveUpdate, e agents.Event) {
+	s.openReply(u) // with the text so far, which holds this piece
+	text, whole := s.shown.piece(e, func() string { return s.h.replySoFar(s.userID, e.ExchangeID) })
+	if whole {
+		u.ReplyText, u.Delta = &text, ""
+	} else {
+		u.Delta += text
+	}
+}
+
+// closeReply removes the pending reply cell.
+func (s *liveSession) closeReply(u *views.LiveUpdate) {
+	u.CloseReply, s.reply, s.shown = true, false, replyView{}
+	u.OpenReply, u.ReplyText, u.Delta = nil, nil, ""
+}
+
+// replySoFar is the text written so far of a reply this process is writing.
+func (h *Handlers) replySoFar(userID, exchangeID int64) string {
+	if h.agents == nil {
+		return ""
+	}
+	return h.agents.ReplySoFar(userID, exchangeID)
 }
 
 // turnState shows the watched exchange's turn: the composer's Stop button,
@@ -510,8 +550,7 @@ func (s *liveSession) turnState(u *views.LiveUpdate, ex *models.Exchange) {
 		s.openReply(u)
 		return
 	}
-	u.CloseReply, s.reply = true, false
-	u.OpenReply = nil
+	s.closeReply(u)
 }
 
 // turn shows an exchange's new header: its sidebar item (general chats,
@@ -548,7 +587,7 @@ var errLiveWrite = errors.New("live: write failed")
 // send renders u after what is waiting to be written (flush writes it);
 // an empty update adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.Delta == "" &&
+	if len(u.Entries) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}

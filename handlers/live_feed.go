@@ -1,6 +1,9 @@
 package handlers
 
-import "palaver/models"
+import (
+	"palaver/agents"
+	"palaver/models"
+)
 
 // liveFeed is what one subscriber (a tab's websocket, an SSE stream) has of
 // one exchange's log. It subscribes to the hub before it reads the database,
@@ -46,4 +49,31 @@ func liveFloor(msgs []models.Message, since int64) int64 {
 // the error row of a turn that failed.
 func isReply(m *models.Message) bool {
 	return m.Role == models.RoleAssistant || m.Role == models.RoleError
+}
+
+// replyView is how much of the reply being written a subscriber has shown,
+// in bytes. A piece (agents.Event.Offset) that starts past it means pieces
+// were missed, or the subscriber joined mid-reply: it then takes the text so
+// far, which holds every piece published before it was read.
+type replyView struct{ shown int }
+
+// piece is what of the reply piece e the subscriber lacks: the part past
+// what it has shown, or, when pieces were missed, the whole text so far
+// (whole), from soFar. A process that is not writing the reply has no text
+// so far to give: the piece is shown as it comes.
+func (r *replyView) piece(e agents.Event, soFar func() string) (text string, whole bool) {
+	end := e.Offset + len(e.Delta)
+	switch {
+	case end <= r.shown:
+		return "", false
+	case e.Offset <= r.shown:
+		text, r.shown = e.Delta[r.shown-e.Offset:], end
+		return text, false
+	}
+	if text = soFar(); len(text) >= end {
+		r.shown = len(text)
+		return text, true
+	}
+	r.shown = end
+	return e.Delta, false
 }

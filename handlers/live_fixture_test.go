@@ -133,6 +133,11 @@ func (l *liveTab) read() string {
 			if n.FirstChild != nil {
 				l.deltas.WriteString(n.FirstChild.Data) // exactly as sent: spaces count
 			}
+		case id == "pending-reply-text" && oob == "innerHTML": // the reply so far
+			l.deltas.Reset()
+			if n.FirstChild != nil {
+				l.deltas.WriteString(n.FirstChild.Data)
+			}
 		case testid == "pending-reply":
 			l.opened++
 		case id == "pending-reply" && oob == "delete":
@@ -183,14 +188,19 @@ func (a *testApp) liveStart(userID, exchangeID int64, query string) (*models.Exc
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	if a.written == nil {
+		a.written = map[int64]int{}
+	}
+	a.written[ex.ID] = 0
 	a.hub.Publish(agents.Event{Kind: agents.EventEntry, UserID: userID, ExchangeID: ex.ID, Exchange: ex, Entry: msg})
 	a.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: userID, ExchangeID: ex.ID, Exchange: ex})
 	return ex, msg
 }
 
-// liveDelta announces a piece of the reply being written.
+// liveDelta announces a piece of the reply being written, at its offset.
 func (a *testApp) liveDelta(userID, exchangeID int64, text string) {
-	a.hub.Publish(agents.Event{Kind: agents.EventDelta, UserID: userID, ExchangeID: exchangeID, Delta: text})
+	a.hub.Publish(agents.Event{Kind: agents.EventDelta, UserID: userID, ExchangeID: exchangeID, Delta: text, Offset: a.written[exchangeID]})
+	a.written[exchangeID] += len(text)
 }
 
 // liveFinish commits the turn's reply and announces it.

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -411,4 +412,65 @@ func TestChatPageIsLive(t *testing.T) {
 	if strings.Join(seqs, ",") != "0,1" {
 		t.Fatalf("message seqs %v", seqs)
 	}
+}
+
+// gatedProvider writes its reply a word at a time: the first words at once,
+// the rest once the test opens the gate.
+type gatedProvider struct {
+	first, rest []string
+	wrote       chan struct{} // closed once the first words are written
+	gate        chan struct{}
+}
+
+func (gatedProvider) Name() string { return "gated" }
+
+func (p gatedProvider) Execute(ctx context.Context, _ agents.Request, onDelta func(string)) (*models.AgentResponse, error) {
+	for _, w := range p.first {
+		onDelta(w)
+	}
+	close(p.wrote)
+	select {
+	case <-p.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for _, w := range p.rest {
+		onDelta(w)
+	}
+	return &models.AgentResponse{Content: strings.Join(p.first, "") + strings.Join(p.rest, ""), AgentType: "router"}, nil
+}
+
+// TestLiveLateWatcherSeesEveryWord is the first reply of a new chat: the
+// tab learns the new exchange from its send answer and only then watches it,
+// after the reply's first words went out. The pending cell must still show
+// the reply from its first word, and each word once.
+func TestLiveLateWatcherSeesEveryWord(t *testing.T) {
+	p := gatedProvider{
+		first: []string{"I ", "am ", "the ", "offline "}, rest: []string{"assistant. ", "No ", "model."},
+		wrote: make(chan struct{}), gate: make(chan struct{}),
+	}
+	a := newTestApp(t, withChatProvider(p))
+	addr := a.listen()
+	ann := a.register("ann")
+	tab := ann.openTab(t, addr)
+	tab.watch(0, -1) // a new chat: nothing to watch yet
+
+	res := ann.htmx(http.MethodPost, "/chat/send", url.Values{"query": {"who are you?"}, "exchange_id": {"0"}})
+	mustStatus(t, res, http.StatusOK)
+	<-p.wrote // the first words went out to no one
+	exs, err := a.store.ListExchanges(context.Background(), ann.user.ID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 2})
+	if err != nil || len(exs) != 1 {
+		t.Fatalf("the new exchange: %v (%d exchanges)", err, len(exs))
+	}
+	exID := exs[0].ID
+
+	tab.watch(exID, 0) // the send answer brought the user message (seq 0)
+	tab.readUntil("the reply so far", func() bool { return tab.deltas.String() == "I am the offline " })
+	close(p.gate)
+	want := "I am the offline assistant. No model."
+	tab.readUntil("the whole reply", func() bool { return tab.deltas.String() == want || tab.closed > 0 })
+	if got := tab.deltas.String(); got != want {
+		t.Fatalf("the pending cell showed %q, want %q (frames %q)", got, want, tab.frames)
+	}
+	a.waitTurns()
 }

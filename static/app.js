@@ -541,3 +541,59 @@
     if (socket && shownExchange() !== watching) watch();
   });
 })();
+
+// ---------------------------------------------------------------------------
+// Code blocks in replies and previews get a Copy button. The block goes in a
+// frame, so that the button stays in its corner while the code scrolls
+// sideways. Without JavaScript the code is there to select by hand.
+(function () {
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    // Plain http on another host: the older way, through a selection.
+    const ta = document.createElement("textarea");
+    ta.value = text;
+    ta.setAttribute("readonly", "");
+    ta.className = "sr-only";
+    document.body.appendChild(ta);
+    ta.select();
+    const ok = document.execCommand("copy");
+    ta.remove();
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  }
+
+  function addButtons(root) {
+    if (!(root instanceof Element || root instanceof Document)) return;
+    root.querySelectorAll(".prose-chat pre:not([data-copy])").forEach((pre) => {
+      pre.setAttribute("data-copy", "true");
+      const frame = document.createElement("div");
+      frame.className = "code-frame";
+      pre.replaceWith(frame);
+      frame.appendChild(pre);
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "code-copy";
+      b.textContent = "Copy";
+      b.setAttribute("data-testid", "code-copy");
+      b.setAttribute("aria-label", "Copy the code");
+      frame.appendChild(b);
+    });
+  }
+
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest(".code-copy");
+    if (!b) return;
+    const pre = b.parentElement.querySelector("pre");
+    const code = pre.querySelector("code") || pre;
+    copyText(code.innerText).then(
+      () => { b.textContent = "Copied"; },
+      () => { b.textContent = "Select and copy"; },
+    ).finally(() => {
+      b.setAttribute("data-copied", "true");
+      setTimeout(() => { b.textContent = "Copy"; b.removeAttribute("data-copied"); }, 1500);
+    });
+  });
+
+  document.addEventListener("DOMContentLoaded", () => addButtons(document));
+  document.addEventListener("htmx:load", (e) => addButtons(e.detail.elt));
+  document.addEventListener("htmx:afterSettle", () => addButtons(document));
+})();

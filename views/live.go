@@ -42,6 +42,10 @@ type LiveUpdate struct {
 	// OpenReply, when set, opens the pending reply cell answering the entry
 	// with this id (the tab drops it if it has one already).
 	OpenReply *int64
+	// ReplyText, when set, is the whole reply written so far: it replaces
+	// the pending cell's text (a tab that started watching mid-reply, or
+	// lost pieces); Delta then follows it.
+	ReplyText *string
 	Delta     string       // text appended to the pending reply cell
 	Turn      *TurnControl // the composer's turn state, replaced
 	// History is the exchange's sidebar item: moved to the top (Moved, on new

@@ -2,10 +2,13 @@ package views
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
+	highlighting "github.com/yuin/goldmark-highlighting/v2"
 	"github.com/yuin/goldmark/extension"
 )
 
@@ -29,13 +32,25 @@ const (
 	markdownCachedLen = 32 << 10
 )
 
-// NewMarkdown builds the renderer: GitHub-flavoured Markdown, user-generated
-// content policy (links get rel="nofollow noopener" and open in a new tab).
+// highlightClass is what the sanitiser lets through of the highlighter's
+// classes: chroma's, under their prefix (static/app.css colours them), and
+// nothing else, so a reply cannot borrow the page's own classes.
+var highlightClass = regexp.MustCompile(`^hl-[a-z0-9]+( hl-[a-z0-9]+)*$`)
+
+// NewMarkdown builds the renderer: GitHub-flavoured Markdown, fenced code in
+// a named language highlighted on the server (CSS classes, never inline
+// styles, so the Content-Security-Policy holds), user-generated content
+// policy (links get rel="nofollow noopener" and open in a new tab).
 func NewMarkdown() *Markdown {
 	p := bluemonday.UGCPolicy()
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &Markdown{md: goldmark.New(goldmark.WithExtensions(extension.GFM)), policy: p, memo: newMemo[string](markdownCached)}
+	p.AllowAttrs("class").Matching(highlightClass).OnElements("pre", "span")
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM, highlighting.NewHighlighting(
+		highlighting.WithGuessLanguage(false), // a block without a language stays plain
+		highlighting.WithFormatOptions(chromahtml.WithClasses(true), chromahtml.ClassPrefix("hl-")),
+	)))
+	return &Markdown{md: md, policy: p, memo: newMemo[string](markdownCached)}
 }
 
 // HTML renders src; on the (theoretical) failure of goldmark it falls back to

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -50,5 +51,27 @@ func TestMarkdownKeepsItsOwnKey(t *testing.T) {
 	copy(buf, "later *two*")
 	if _, ok := md.cache["first *one*"]; !ok {
 		t.Fatalf("the remembered key changed with the caller's buffer: %q", slices.Collect(maps.Keys(md.cache)))
+	}
+}
+
+func TestMarkdownHighlightsFencedCode(t *testing.T) {
+	md := NewMarkdown()
+	out := md.HTML("```go\nfunc main() { fmt.Println(\"hi\") } // say\n```\n")
+	for _, want := range []string{`<pre class="hl-chroma">`, `<span class="hl-kd">func</span>`, `<span class="hl-nf">main</span>`, `<span class="hl-c1">// say</span>`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in %s", want, out)
+		}
+	}
+	if strings.Contains(out, "style=") {
+		t.Errorf("inline style in %s", out)
+	}
+	// No language named: plain, escaped.
+	if out := md.HTML("```\nplain <b>\n```\n"); !strings.Contains(out, "<pre><code>plain &lt;b&gt;") || strings.Contains(out, "hl-") {
+		t.Errorf("a block without a language: %s", out)
+	}
+	// A block's attributes cannot bring in the page's own classes or styles.
+	out = md.HTML("```js {class=\"fixed inset-0\" style=\"monokai\" hl_lines=[1]}\nlet x = 1\n```\n")
+	if strings.Contains(out, "fixed") || strings.Contains(out, "style=") || !strings.Contains(out, `class="hl-line hl-hl"`) {
+		t.Errorf("attributes on a code block: %s", out)
 	}
 }

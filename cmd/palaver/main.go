@@ -72,7 +72,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "migrate":
 		return migrate(ctx, rest, stdout, stderr)
 	case "bench":
-		return bench(ctx, rest, stdout, stderr)
+		return benchCmd(ctx, rest, stdout, stderr)
 	case "user":
 		if len(rest) == 0 {
 			return fmt.Errorf("%w: user needs a subcommand: add or key", errUsage)

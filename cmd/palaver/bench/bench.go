@@ -1,0 +1,180 @@
+// Package bench measures Palaver against its performance targets: a
+// temporary database is seeded, the real app serves it on a loopback
+// listener, and each figure is printed beside a raw baseline measured in the
+// same run (figures swing between runs and machines; ratios within one run
+// do not). `palaver bench` runs it; each figure lives in its own file.
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"palaver/agents"
+	"palaver/handlers"
+	"palaver/models"
+	"palaver/static"
+)
+
+// Size is how much data and work one bench run uses.
+type Size struct {
+	AppendSmall, AppendBig int // messages already in the exchange a turn is appended to
+	AppendTurns            int // turns timed at each size
+	Clients                int // concurrent API clients and raw-insert goroutines
+	Turns                  int // API turns (and raw turns) in all, over the clients
+	HistExchanges          int
+	HistMessages           int
+	HistSamples            int
+	FanoutClients          int
+	FanoutRounds           int
+	IdleSockets            int
+}
+
+// Full is the size the targets are set for; Quick finishes in about 20 s.
+var (
+	Full  = Size{10, 10_000, 50, 8, 800, 100_000, 1_000_000, 200, 200, 20, 1000}
+	Quick = Size{10, 1_000, 20, 8, 200, 10_000, 100_000, 100, 200, 8, 200}
+)
+
+// figure measures and prints one group of figures.
+type figure func(ctx context.Context, e *env, r report) error
+
+// figures run in this order: the cheap ones first, the seeding of the big
+// history table after the turns (so they meet a small database), the
+// sockets last.
+var figures = []struct {
+	name string
+	run  figure
+}{
+	{"append", appendFigures},
+	{"throughput", throughputFigures},
+	{"history", historyFigures},
+	{"fanout", fanoutFigures},
+	{"websocket rss", rssFigures},
+}
+
+// Run seeds a database in a temporary folder under dbDir, serves it and
+// prints every figure to stdout, one a line.
+func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size) error {
+	fmt.Fprintf(stdout, "# palaver bench: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, %d turns from %d clients, history %d exchanges / %d messages, fanout %d sockets x %d rounds, %d idle sockets\n",
+		size.AppendBig, size.AppendSmall, size.Turns, size.Clients, size.HistExchanges, size.HistMessages, size.FanoutClients, size.FanoutRounds, size.IdleSockets)
+	dir, err := os.MkdirTemp(dbDir, "palaver-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	e, err := start(ctx, filepath.Join(dir, "bench.db"), size)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	for _, f := range figures {
+		if err := f.run(ctx, e, report{stdout}); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// env is the seeded database, the server on a loopback listener and the
+// clients' credentials.
+type env struct {
+	size    Size
+	store   *models.Store
+	raw     *sql.DB // a second pool on the same file, same SQLite settings
+	svc     *agents.Service
+	addr    string
+	http    *http.Client
+	jar     http.CookieJar
+	userID  int64
+	apiKey  string
+	closers []func()
+}
+
+// start opens and migrates the database at path, serves the app on a
+// loopback listener and signs the bench user up.
+func start(ctx context.Context, path string, size Size) (_ *env, err error) {
+	e := &env{size: size}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	opts := models.Options{Synchronous: "full"}
+	if e.store, err = models.Open(path, opts); err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, func() { e.store.Close() })
+	if _, err := e.store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	// The raw baseline: plain database/sql on a second pool opened with the
+	// very same DSN and pool settings as the app's (models.Open builds it).
+	rawStore, err := models.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, func() { rawStore.Close() })
+	if e.raw, err = rawStore.SQL(); err != nil {
+		return nil, err
+	}
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// One bench user drives every client and socket: the per-user limits,
+	// a policy for people, would measure the policy instead of the machine.
+	slots := agents.NewMemorySlotsWithLimits(nil)
+	e.svc = agents.New(e.store, &agents.Builtin{}, agents.Options{Logger: log, Slots: slots})
+	e.closers = append(e.closers, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.svc.Close(cctx)
+	})
+	assets, err := static.Load()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := e.store.SQL()
+	if err != nil {
+		return nil, err
+	}
+	app := handlers.New(handlers.Deps{
+		Store:    e.store,
+		Sessions: handlers.NewSessions(sqlDB, e.store.Dialect(), false, 10*time.Minute),
+		Agents:   e.svc,
+		Slots:    slots,
+		Assets:   assets,
+		Logger:   log,
+		Config:   handlers.Config{AllowRegistration: true},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = app.Listener(ln) }()
+	e.closers = append(e.closers, func() { _ = app.ShutdownWithTimeout(2 * time.Second) })
+
+	e.addr = ln.Addr().String()
+	e.jar, _ = cookiejar.New(nil)
+	e.http = &http.Client{Jar: e.jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	if err := e.signUp(ctx); err != nil {
+		return nil, fmt.Errorf("sign up: %w", err)
+	}
+	return e, nil
+}
+
+// close undoes start, last step first.
+func (e *env) close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+}

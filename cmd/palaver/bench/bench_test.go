@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBenchPrintsEveryFigure runs the bench at a tiny size and checks the
+// output's shape only: every figure is printed with a positive number. It
+// times nothing.
+func TestBenchPrintsEveryFigure(t *testing.T) {
+	tiny := Size{
+		AppendSmall: 4, AppendBig: 12, AppendTurns: 2,
+		Clients: 2, Turns: 4,
+		HistExchanges: 6, HistMessages: 24, HistSamples: 2,
+		FanoutClients: 3, FanoutRounds: 2,
+		IdleSockets: 3,
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, t.TempDir(), tiny); err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	figures := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if strings.HasPrefix(line, "# ") {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, ": ")
+		if !ok {
+			t.Fatalf("line %q is not name: value", line)
+		}
+		num, _, _ := strings.Cut(rest, " ")
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			t.Fatalf("line %q: value %q is not a number", line, num)
+		}
+		figures[name] = v
+	}
+	for _, name := range []string{"append_ratio", "turns_per_s", "raw_rows_per_s", "throughput_ratio", "raw_rows_per_s_one_writer",
+		"history_p50_ms", "history_ratio", "fanout_p99_ms", "fanout_first_max_ms", "ws_rss_mb", "rss_mb"} {
+		v, ok := figures[name]
+		if !ok {
+			t.Errorf("no %s line in:\n%s", name, out.String())
+		} else if v <= 0 {
+			t.Errorf("%s = %v, want a positive number", name, v)
+		}
+	}
+	if !strings.HasPrefix(out.String(), "# ") {
+		t.Errorf("the output does not start with the machine line:\n%s", out.String())
+	}
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/websocket"
+)
+
+// fanoutFigures: a turn's message reaching many websockets watching its
+// exchange.
+func fanoutFigures(ctx context.Context, e *env, r report) error {
+	p99, first, err := e.fanout(ctx)
+	if err != nil {
+		return err
+	}
+	r.line("fanout_p99_ms", ms(p99), "≤ 50; the rounds after the first")
+	r.note("fanout_first_max_ms", ms(first), "the first message to the freshly opened sockets, not in the p99")
+	return nil
+}
+
+// fanoutRound is one published message: its marker and when it was sent.
+type fanoutRound struct {
+	marker string
+	t0     time.Time
+	mu     sync.Mutex
+	got    map[int]time.Duration
+	all    chan struct{}
+	want   int
+}
+
+// fanout opens size.fanoutClients websockets watching one exchange, posts a
+// turn on it size.fanoutRounds times and measures, per client, the time from
+// the POST to the frame carrying the new user message. It returns the p99,
+// and apart the slowest delivery of a first round, which meets connections
+// that have sent nothing yet (their buffers and stacks not grown): the
+// steady state is the target, the first message is shown beside it.
+func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) {
+	exID, err := e.chat("fanout start", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var cur atomic.Pointer[fanoutRound]
+	conns := make([]*websocket.Conn, 0, e.size.FanoutClients)
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for i := range e.size.FanoutClients {
+		conn, err := e.dial()
+		if err != nil {
+			return 0, 0, err
+		}
+		conns = append(conns, conn)
+		watch := fmt.Sprintf(`{"type":"watch","exchange_id":%d,"since":%d}`, exID, 1)
+		if err := conn.WriteMessage(websocket.TextMessage, []byte(watch)); err != nil {
+			return 0, 0, err
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			var buf bytes.Buffer // reused: the clients' own cost stays small
+			for {
+				_, rd, err := conn.NextReader()
+				if err != nil {
+					return
+				}
+				buf.Reset()
+				if _, err := buf.ReadFrom(rd); err != nil {
+					return
+				}
+				now := time.Now()
+				r := cur.Load()
+				if r == nil || !bytes.Contains(buf.Bytes(), []byte(r.marker)) {
+					continue
+				}
+				r.mu.Lock()
+				if _, seen := r.got[i]; !seen {
+					r.got[i] = now.Sub(r.t0)
+					if len(r.got) == r.want {
+						close(r.all)
+					}
+				}
+				r.mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // let the server take every watch
+	var ds []time.Duration
+	for round := range e.size.FanoutRounds + 1 {
+		r := &fanoutRound{marker: fmt.Sprintf("fanout-%d-%s", round, randHex(4)), got: map[int]time.Duration{}, all: make(chan struct{}), want: len(conns)}
+		r.t0 = time.Now()
+		cur.Store(r)
+		if _, err := e.chat(r.marker, exID); err != nil {
+			return 0, 0, err
+		}
+		select {
+		case <-r.all:
+		case <-time.After(10 * time.Second):
+			r.mu.Lock()
+			n := len(r.got)
+			r.mu.Unlock()
+			return 0, 0, fmt.Errorf("round %d: %d of %d subscribers got the message", round, n, r.want)
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		}
+		r.mu.Lock()
+		for _, d := range r.got {
+			if round == 0 {
+				first = max(first, d)
+			} else {
+				ds = append(ds, d)
+			}
+		}
+		r.mu.Unlock()
+	}
+	return percentile(ds, 0.99), first, nil
+}

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"palaver/handlers"
+	"palaver/models"
+)
+
+// historyFigures: GET /api/chat/history over a big table, against the bare
+// SQL it runs.
+func historyFigures(ctx context.Context, e *env, r report) error {
+	apiP50, bareP50, err := e.history(ctx)
+	if err != nil {
+		return err
+	}
+	r.line("history_p50_ms", ms(apiP50), "≤ 5")
+	r.line("history_bare_sql_p50_ms", ms(bareP50), "")
+	r.line("history_ratio", float64(apiP50)/float64(bareP50), "")
+	return nil
+}
+
+// history seeds a second user with size.histExchanges exchanges holding
+// size.histMessages messages, then times GET /api/chat/history?limit=50
+// against the two queries models.ListExchanges runs, bare.
+func (e *env) history(ctx context.Context) (api, bare time.Duration, err error) {
+	u, err := e.store.CreateUser(ctx, "bench-history", "x", false)
+	if err != nil {
+		return 0, 0, err
+	}
+	key := randHex(16)
+	if _, err := e.store.CreateAPIKey(ctx, u.ID, "bench", handlers.HashAPIKey(key)); err != nil {
+		return 0, 0, err
+	}
+	if err := e.seedHistory(ctx, u.ID); err != nil {
+		return 0, 0, err
+	}
+	var apiDs, bareDs []time.Duration
+	for range e.size.HistSamples {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+"/api/chat/history?limit=50", nil)
+		req.Header.Set("x-api-key", key)
+		t0 := time.Now()
+		res, err := e.http.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		apiDs = append(apiDs, time.Since(t0))
+		if res.StatusCode != http.StatusOK {
+			return 0, 0, fmt.Errorf("GET /api/chat/history: %d", res.StatusCode)
+		}
+		t0 = time.Now()
+		if err := e.bareHistory(ctx, u.ID); err != nil {
+			return 0, 0, err
+		}
+		bareDs = append(bareDs, time.Since(t0))
+	}
+	return percentile(apiDs, 0.5), percentile(bareDs, 0.5), nil
+}
+
+func (e *env) seedHistory(ctx context.Context, userID int64) error {
+	perEx := max(e.size.HistMessages/e.size.HistExchanges, 2)
+	var next int64
+	if err := e.raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM exchanges`).Scan(&next); err != nil {
+		return err
+	}
+	base := time.Now().UTC().Truncate(time.Microsecond)
+	const batch = 2000 // exchanges per transaction
+	for done := 0; done < e.size.HistExchanges; done += batch {
+		err := func() error {
+			tx, err := e.raw.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, 'general', ?, 'general', ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			msgSt, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			for i := done; i < min(done+batch, e.size.HistExchanges); i++ {
+				id := next + int64(i)
+				at := base.Add(-time.Duration(e.size.HistExchanges-i) * time.Second)
+				if _, err := exSt.ExecContext(ctx, id, userID, fmt.Sprintf("exchange %d", i), perEx/2, at, at); err != nil {
+					return err
+				}
+				for seq := range perEx {
+					role, agent := "user", any(nil)
+					if seq%2 == 1 {
+						role, agent = "assistant", "general"
+					}
+					if _, err := msgSt.ExecContext(ctx, id, seq, role, fmt.Sprintf("message %d of exchange %d", seq, i), agent, at); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.Commit()
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	_, err := e.raw.ExecContext(ctx, `ANALYZE`)
+	return err
+}
+
+// bareHistory runs models.ListExchanges's two queries through database/sql.
+func (e *env) bareHistory(ctx context.Context, userID int64) error {
+	rows, err := e.raw.QueryContext(ctx, `SELECT * FROM exchanges WHERE user_id = ? AND scope = ? ORDER BY updated_at DESC, id DESC LIMIT 50`, userID, models.ScopeGeneral)
+	if err != nil {
+		return err
+	}
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var ids []any
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, vals[0])
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := append(slices.Clone(ids), ids...)
+	rows, err = e.raw.QueryContext(ctx, `SELECT id, exchange_id, role, content, agent_response, feedback FROM messages WHERE id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN (`+in+`) AND role IN ('user', 'assistant') GROUP BY exchange_id, role)
+			OR id IN (SELECT MAX(id) FROM messages WHERE exchange_id IN (`+in+`) AND role = 'assistant' GROUP BY exchange_id) ORDER BY id`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, exID int64
+		var role, content string
+		var resp sql.NullString
+		var fb sql.NullInt64
+		if err := rows.Scan(&id, &exID, &role, &content, &resp, &fb); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"palaver/models"
+)
+
+// rounds is how many times the throughput pair is measured.
+const rounds = 3
+
+// throughputFigures: POST /api/chat turns against raw inserts of the same
+// rows, from as many concurrent clients, in alternating rounds (the disk's
+// sync time drifts during a run): the medians are reported.
+func throughputFigures(ctx context.Context, e *env, r report) error {
+	var apiRates, rawRates []float64
+	var sample *models.Message // a stored reply, for the raw rows to copy
+	for range rounds {
+		turnsPerS, reply, err := e.apiThroughput(ctx)
+		if err != nil {
+			return fmt.Errorf("api: %w", err)
+		}
+		sample = reply
+		rowsPerS, err := e.rawThroughput(ctx, sample, e.size.Clients)
+		if err != nil {
+			return fmt.Errorf("raw: %w", err)
+		}
+		apiRates, rawRates = append(apiRates, turnsPerS), append(rawRates, rowsPerS)
+	}
+	turnsPerS, rowsPerS := median(apiRates), median(rawRates)
+	r.line("turns_per_s", turnsPerS, "")
+	r.line("raw_rows_per_s", rowsPerS, "")
+	// throughput_ratio compares turns with raw turns: a turn stores two rows
+	// (user + assistant message), so raw turns per second are raw_rows_per_s/2.
+	r.line("throughput_ratio", turnsPerS/(rowsPerS/2), "≥ 0.5; = turns_per_s / (raw_rows_per_s/2)")
+	// For scale: the same raw inserts from one writer, which never waits for
+	// SQLite's write lock (concurrent raw writers do, on the busy timeout).
+	serial, err := e.rawThroughput(ctx, sample, 1)
+	if err != nil {
+		return fmt.Errorf("raw: %w", err)
+	}
+	r.line("raw_rows_per_s_one_writer", serial, "")
+	return nil
+}
+
+// apiThroughput runs size.turns full POST /api/chat turns from size.clients
+// concurrent clients, each on its own exchange, and returns turns per second
+// and one stored reply (for the raw inserts to copy).
+func (e *env) apiThroughput(ctx context.Context) (float64, *models.Message, error) {
+	per := max(e.size.Turns/e.size.Clients, 1)
+	ids := make([]int64, e.size.Clients)
+	for i := range ids { // the exchanges exist before the clock starts
+		id, err := e.chat("throughput warm-up", 0)
+		if err != nil {
+			return 0, nil, err
+		}
+		ids[i] = id
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, e.size.Clients)
+	t0 := time.Now()
+	for c := range e.size.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if _, err := e.chat(fmt.Sprintf("client %d turn %d", c, i), ids[c]); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, nil, err
+	}
+	msgs, err := e.store.Messages(ctx, e.userID, ids[0], nil)
+	if err != nil || len(msgs) < 2 {
+		return 0, nil, fmt.Errorf("read back the turns: %v", err)
+	}
+	reply := msgs[len(msgs)-1]
+	return float64(per*e.size.Clients) / elapsed.Seconds(), &reply, nil
+}
+
+// rawThroughput inserts the same rows as the API turns (a user and an
+// assistant message per transaction) through database/sql from writers
+// goroutines and returns rows per second.
+func (e *env) rawThroughput(ctx context.Context, reply *models.Message, writers int) (float64, error) {
+	per := max(e.size.Turns/writers, 1)
+	respJSON, _ := json.Marshal(reply.AgentResponse)
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	ids := make([]int64, writers)
+	for i := range ids {
+		r, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'raw', 'general', 0, ?, ?)`, e.userID, at, at)
+		if err != nil {
+			return 0, err
+		}
+		if ids[i], err = r.LastInsertId(); err != nil {
+			return 0, err
+		}
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, writers)
+	t0 := time.Now()
+	for c := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if err := e.rawTurn(ctx, ids[c], int64(2*i), fmt.Sprintf("client %d turn %d", c, i), reply, string(respJSON)); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(2*per*writers) / elapsed.Seconds(), nil
+}
+
+func (e *env) rawTurn(ctx context.Context, exchangeID, seq int64, query string, reply *models.Message, respJSON string) error {
+	tx, err := e.raw.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const ins = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq, "user", query, nil, nil, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
