@@ -85,22 +85,25 @@ func TestLoginLogout(t *testing.T) {
 	}
 }
 
+// TestSessionCookieFlags: the visitor's CSRF cookie and the signed-in
+// session's cookie are HttpOnly and SameSite=Lax.
 func TestSessionCookieFlags(t *testing.T) {
 	a := newTestApp(t)
 	c := a.anon()
-	res := c.get("/login")
-	var found bool
-	for _, ck := range res.Cookies() {
-		if ck.Name == "palaver_session" {
-			found = true
-			if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
-				t.Fatalf("cookie flags: HttpOnly %v SameSite %v", ck.HttpOnly, ck.SameSite)
+	checkFlags := func(res *http.Response, name string) {
+		t.Helper()
+		for _, ck := range res.Cookies() {
+			if ck.Name == name {
+				if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+					t.Fatalf("%s flags: HttpOnly %v SameSite %v", name, ck.HttpOnly, ck.SameSite)
+				}
+				return
 			}
 		}
+		t.Fatalf("no %s cookie", name)
 	}
-	if !found {
-		t.Fatal("no session cookie")
-	}
+	checkFlags(c.get("/register"), "palaver_csrf")
+	checkFlags(c.postForm("/register", url.Values{"username": {"ada"}, "password": {"correct horse"}}), "palaver_session")
 }
 
 func TestCSRFRequired(t *testing.T) {
