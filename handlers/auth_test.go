@@ -117,3 +117,50 @@ func TestCSRFRequired(t *testing.T) {
 		t.Fatalf("after a forged logout /login answers %d %q; want the signed-in redirect to /chat", res.StatusCode, res.Header.Get("Location"))
 	}
 }
+
+// TestRegisterUsernameRules: registration applies the username rules; a
+// name that is another's in another case or Unicode form is taken; an
+// account signs in under any form of its name.
+func TestRegisterUsernameRules(t *testing.T) {
+	a := newTestApp(t)
+	a.register("alice")
+	a.register("алиса") // all Cyrillic: its own name
+	a.register("田中さん")
+	for _, tc := range []struct {
+		name   string
+		status int
+		msg    string
+	}{
+		{"Alice", http.StatusConflict, "That username is taken"},
+		{"ＡＬＩＣＥ", http.StatusConflict, "That username is taken"},
+		{"alice\u200b", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"\u202eecila", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"ali\x07ce", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"\u0430lice", http.StatusUnprocessableEntity, "cannot mix letters of different alphabets"},
+		{"al", http.StatusUnprocessableEntity, "3 to 32 characters"},
+		{"abcdefghijklmnopqrstuvwxyz0123456", http.StatusUnprocessableEntity, "3 to 32 characters"},
+	} {
+		c := a.anon()
+		c.get("/register")
+		res := c.postForm("/register", url.Values{"username": {tc.name}, "password": {"correct horse"}})
+		mustStatus(t, res, tc.status)
+		if body := bodyOf(res); !strings.Contains(body, tc.msg) {
+			t.Errorf("register %q: body lacks %q", tc.name, tc.msg)
+		}
+	}
+	db, _ := a.store.SQL()
+	var n int64
+	if err := db.QueryRow("SELECT count(*) FROM users").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d accounts (%v), want the 3 accepted ones", n, err)
+	}
+
+	for _, name := range []string{"ALICE", "Alice", "ａｌｉｃｅ"} {
+		c := a.anon()
+		c.get("/login")
+		res := c.postForm("/login", url.Values{"username": {name}, "password": {"correct horse"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		if body := bodyOf(c.get("/chat")); !strings.Contains(body, "alice") {
+			t.Errorf("signed in as %q: the page does not show alice", name)
+		}
+	}
+}
