@@ -21,9 +21,11 @@ func startServe(t *testing.T, args ...string) *syncBuffer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncBuffer
-	done := make(chan int, 1)
+	var code int
+	done := make(chan struct{}) // closed when serve has returned code
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), io.Discard, &logs)
+		defer close(done)
+		code = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), io.Discard, &logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -36,7 +38,7 @@ func startServe(t *testing.T, args ...string) *syncBuffer {
 	serving := regexp.MustCompile(`url=http://127\.0\.0\.1:\d+`)
 	for deadline := time.Now().Add(10 * time.Second); !serving.MatchString(logs.String()); time.Sleep(10 * time.Millisecond) {
 		select {
-		case code := <-done:
+		case <-done:
 			t.Fatalf("serve exited with %d before serving: %s", code, logs.String())
 		default:
 		}

@@ -7,7 +7,7 @@
 -- unique index allows several NULLs), still sign in by their exact name, and
 -- are listed in a warning at start-up (models.Store.UsernameClashes).
 ALTER TABLE users ADD COLUMN username_key TEXT;
-CREATE UNIQUE INDEX users_username_key ON users (username_key);
+CREATE UNIQUE INDEX users_username_fold ON users (username_key);
 
 -- Secrets the server signs with (the CSRF tokens of visitors who have no
 -- session), made once and shared by every process on this database.
@@ -19,5 +19,5 @@ CREATE TABLE server_secrets (
 
 -- +goose Down
 DROP TABLE server_secrets;
-DROP INDEX users_username_key;
+DROP INDEX users_username_fold;
 ALTER TABLE users DROP COLUMN username_key;
