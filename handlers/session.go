@@ -221,9 +221,12 @@ func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 
 // visitorCookie holds a visitor's CSRF token: a random nonce and its HMAC
 // under the server's key (Deps.CSRFKey). A post must carry the same token in
-// its body or header as in the cookie (double submit); the signature keeps a
-// cookie planted from elsewhere (a sibling subdomain) from passing unless the
-// server made it.
+// its body or header as in the cookie (double submit): another site can make
+// a browser send the cookie but cannot read it to put it in the form. The
+// signature means a made-up cookie (written into the browser from a sibling
+// subdomain, say) does not pass; a genuine one issued to someone else still
+// would, and all that buys is signing a visitor in to the planter's own
+// account, the known limit of double submit without a session.
 const visitorCookie = "palaver_csrf"
 
 // visitorToken is the visitor's valid token from their cookie, or a new one
