@@ -42,7 +42,10 @@ func (e *throttledError) seconds() int { return int(math.Ceil(e.wait.Seconds()))
 
 // in says when, for a person: "in 14 minutes", "in 30 seconds".
 func (e *throttledError) in() string {
-	if s := e.seconds(); s < 60 {
+	switch s := e.seconds(); {
+	case s <= 1:
+		return "in a second"
+	case s < 60:
 		return fmt.Sprintf("in %d seconds", s)
 	}
 	m := int(math.Ceil(e.wait.Minutes()))

@@ -152,7 +152,7 @@ func TestSignInThrottledPerUsername(t *testing.T) {
 	}
 
 	clk.advance(10*time.Minute - time.Second)
-	mustThrottled(t, b.login("ada", "correct horse"), "1", "Try again in 1 seconds")
+	mustThrottled(t, b.login("ada", "correct horse"), "1", "Try again in a second.")
 	clk.advance(time.Second) // 12:16: the first failure has left the window
 	mustStatus(t, b.login("ada", "correct horse"), http.StatusSeeOther)
 	if res := b.get("/chat"); res.StatusCode != http.StatusOK {
