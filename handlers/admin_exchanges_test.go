@@ -36,7 +36,7 @@ type adminSeeded struct {
 func newAdminListSeed(t *testing.T) *adminListSeed {
 	a := newTestApp(t)
 	s := &adminListSeed{a: a, admin: a.register("root"), ids: map[string]int64{}, users: map[string]int64{}}
-	for _, name := range []string{"ann", "bob", "cy"} {
+	for _, name := range []string{"ann", "bob", "cyd"} {
 		s.users[name] = a.register(name).user.ID
 	}
 	s.roadmap = a.adminPage(s.users["ann"], "Roadmap")
@@ -59,9 +59,9 @@ func newAdminListSeed(t *testing.T) *adminListSeed {
 			adminEx{scope: models.ScopeJob, job: 7, queries: []string{"Job seven question"}, rate: &up}},
 		{adminSeeded{name: "coder", user: "bob", scope: "general", agent: "coder", turns: 2, ago: h, down: true, errors: true},
 			adminEx{agent: "coder", queries: []string{"ALPHA again", "and fail"}, rate: &down, fail: true, tools: true}},
-		{adminSeeded{name: "pct", user: "cy", scope: "general", agent: "router", turns: 1, ago: 40 * day},
+		{adminSeeded{name: "pct", user: "cyd", scope: "general", agent: "router", turns: 1, ago: 40 * day},
 			adminEx{queries: []string{"100% done_ok"}}},
-		{adminSeeded{name: "delta", user: "cy", scope: "general", agent: "router", turns: 1, ago: 0},
+		{adminSeeded{name: "delta", user: "cyd", scope: "general", agent: "router", turns: 1, ago: 0},
 			adminEx{queries: []string{"Delta plan"}, pinned: true}},
 	} {
 		e.ex.ago = e.ago
@@ -124,7 +124,7 @@ func TestAdminExchangesFilters(t *testing.T) {
 				return e.user == "ann" && e.scope == "general" && e.ago < 2*time.Hour+time.Minute
 			}},
 		{"user=" + u("bob") + "&errors=1&negative=1", func(e adminSeeded) bool { return e.user == "bob" && e.errors && e.down }},
-		{"user=" + u("cy") + "&errors=1", func(adminSeeded) bool { return false }},
+		{"user=" + u("cyd") + "&errors=1", func(adminSeeded) bool { return false }},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			want := s.want(tc.match)
@@ -181,7 +181,7 @@ func TestAdminExchangesRow(t *testing.T) {
 		"roadmap": {"ann", "Edit roadmap", "page: Roadmap", "page_assistant", "▲ 0 ▼ 0"},
 		"job":     {"bob", "job #7", "▲ 1 ▼ 0"},
 		"coder":   {"bob", "ALPHA again", "general", "coder", "▲ 0 ▼ 1", "–"},
-		"delta":   {"cy", "Delta plan", "pinned"},
+		"delta":   {"cyd", "Delta plan", "pinned"},
 	} {
 		row := rows[s.ids[name]]
 		for _, w := range want {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/accounts"
 	"palaver/views"
 )
 
@@ -90,10 +91,10 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 		return err
 	}
 	password := c.FormValue("password")
-	if msg := ValidateCredentials("x", password); msg != "" { // only the password's rules apply
-		return h.adminRefuse(c, fiber.NewError(fiber.StatusUnprocessableEntity, msg), "/admin/users")
+	if err := accounts.ValidatePassword(password); err != nil {
+		return h.adminRefuse(c, fiber.NewError(fiber.StatusUnprocessableEntity, err.Error()), "/admin/users")
 	}
-	hash, err := HashPassword(password)
+	hash, err := accounts.HashPassword(password)
 	if err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func TestAdminDeleteUser(t *testing.T) {
 	a := newTestApp(t)
 	admin := a.register("root")
 	bob := a.register("bob")
-	cy := a.register("cy")
+	cy := a.register("cyd")
 	a.apiClient("bob")
 	page := a.adminPage(bob.user.ID, "Bob's page")
 	a.chatExec("INSERT INTO page_revisions (page_id, content, edit_source, created_at) VALUES (?, 'v1', 'user', CURRENT_TIMESTAMP)", page)

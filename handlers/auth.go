@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"golang.org/x/crypto/bcrypt"
 
+	"palaver/accounts"
 	"palaver/models"
 	"palaver/views"
 )
@@ -19,30 +19,6 @@ import (
 func HashAPIKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
-}
-
-// HashPassword hashes a password with bcrypt.
-func HashPassword(pw string) (string, error) {
-	b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-	return string(b), err
-}
-
-// ValidateCredentials checks a new account's name and password and says what
-// is wrong in words a person can act on.
-func ValidateCredentials(username, password string) string {
-	switch {
-	case username == "":
-		return "Choose a username."
-	case utf8.RuneCountInString(username) > maxUsername:
-		return "A username can be at most 64 characters."
-	case strings.ContainsAny(username, " \t\r\n"):
-		return "A username cannot contain spaces."
-	case utf8.RuneCountInString(password) < minPassword:
-		return "The password is too short: use at least 8 characters."
-	case len(password) > 72:
-		return "The password is too long: use at most 72 bytes."
-	}
-	return ""
 }
 
 func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
@@ -56,10 +32,6 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	}
 }
 
-// noSuchUserHash is a bcrypt hash no password matches in practice, compared
-// against when the username is unknown so the answer takes the same time.
-const noSuchUserHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z8ZqJ0L1G9a3uY9T1m5Q3d6e"
-
 // loginPage shows the sign-in form (or the chat, for someone signed in).
 func (h *Handlers) loginPage(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
@@ -68,21 +40,21 @@ func (h *Handlers) loginPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))
 }
 
-// login checks the password and starts a session.
+// login checks the password and starts a session. Failed attempts are
+// throttled (signInAttempt): too many answer 429 until the window passes.
 func (h *Handlers) login(c *fiber.Ctx) error {
-	username, password := strings.TrimSpace(c.FormValue("username")), c.FormValue("password")
-	u, err := h.store.UserByUsername(c.UserContext(), username)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return err
-	}
-	hash := []byte(noSuchUserHash) // compare anyway: an unknown name takes as long
-	if err == nil {
-		hash = []byte(u.PasswordHash)
-	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+	username, password := strings.TrimSpace(formValue(c, "username")), formValue(c, "password")
+	u, err := h.signInAttempt(c, username, password)
+	var wait *throttledError
+	switch {
+	case errors.As(err, &wait):
+		return h.authRefused(c, false, username, wait, "Too many failed sign-ins. Try again "+wait.in()+".")
+	case errors.Is(err, errBadCredentials):
 		f := h.authForm(c, false)
 		f.Username, f.Error = username, "Wrong username or password."
 		return render(c, fiber.StatusUnauthorized, views.Auth(f))
+	case err != nil:
+		return err
 	}
 	if u.Disabled { // said only to whoever knows the password
 		f := h.authForm(c, false)
@@ -103,19 +75,25 @@ func (h *Handlers) registerPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, true)))
 }
 
-// register creates an account (the first one is admin) and signs it in.
+// register creates an account (the first one is admin) and signs it in. An
+// address may register registerLimit.Max times an hour.
 func (h *Handlers) register(c *fiber.Ctx) error {
 	f := h.authForm(c, true)
 	if !h.cfg.AllowRegistration {
 		return render(c, fiber.StatusForbidden, views.Auth(f))
 	}
-	username, password := strings.TrimSpace(c.FormValue("username")), c.FormValue("password")
+	username, password := accounts.Username(formValue(c, "username")), formValue(c, "password")
 	f.Username = username
-	if msg := ValidateCredentials(username, password); msg != "" {
-		f.Error = msg
+	if err := accounts.ValidateCredentials(username, password); err != nil {
+		f.Error = err.Error()
 		return render(c, fiber.StatusUnprocessableEntity, views.Auth(f))
 	}
-	hash, err := HashPassword(password)
+	if wait, err := h.registrationAttempt(c); err != nil {
+		return err
+	} else if wait != nil {
+		return h.authRefused(c, true, username, wait, "Too many accounts were created from your address. Try again "+wait.in()+".")
+	}
+	hash, err := accounts.HashPassword(password)
 	if err != nil {
 		return err
 	}
@@ -133,13 +111,19 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	return redirect(c, "/chat")
 }
 
-// logout ends the session and renews its token.
+// authRefused re-renders the sign-in or registration form for a throttled
+// attempt: 429 with Retry-After.
+func (h *Handlers) authRefused(c *fiber.Ctx, register bool, username string, wait *throttledError, msg string) error {
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.seconds()))
+	f := h.authForm(c, register)
+	f.Username, f.Error = username, msg
+	return render(c, fiber.StatusTooManyRequests, views.Auth(f))
+}
+
+// logout ends the session: its row is deleted and its cookie expired (a
+// visitor has no session; the CSRF cookie serves the login form).
 func (h *Handlers) logout(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	if err := h.sessions.Clear(ctx); err != nil {
-		return err
-	}
-	if err := h.sessions.RenewToken(ctx); err != nil {
+	if err := h.sessions.Destroy(c.UserContext()); err != nil {
 		return err
 	}
 	return redirect(c, "/login")

@@ -85,22 +85,25 @@ func TestLoginLogout(t *testing.T) {
 	}
 }
 
+// TestSessionCookieFlags: the visitor's CSRF cookie and the signed-in
+// session's cookie are HttpOnly and SameSite=Lax.
 func TestSessionCookieFlags(t *testing.T) {
 	a := newTestApp(t)
 	c := a.anon()
-	res := c.get("/login")
-	var found bool
-	for _, ck := range res.Cookies() {
-		if ck.Name == "palaver_session" {
-			found = true
-			if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
-				t.Fatalf("cookie flags: HttpOnly %v SameSite %v", ck.HttpOnly, ck.SameSite)
+	checkFlags := func(res *http.Response, name string) {
+		t.Helper()
+		for _, ck := range res.Cookies() {
+			if ck.Name == name {
+				if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+					t.Fatalf("%s flags: HttpOnly %v SameSite %v", name, ck.HttpOnly, ck.SameSite)
+				}
+				return
 			}
 		}
+		t.Fatalf("no %s cookie", name)
 	}
-	if !found {
-		t.Fatal("no session cookie")
-	}
+	checkFlags(c.get("/register"), "palaver_csrf")
+	checkFlags(c.postForm("/register", url.Values{"username": {"ada"}, "password": {"correct horse"}}), "palaver_session")
 }
 
 func TestCSRFRequired(t *testing.T) {
@@ -112,5 +115,52 @@ func TestCSRFRequired(t *testing.T) {
 	res = c.get("/login")
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/chat" {
 		t.Fatalf("after a forged logout /login answers %d %q; want the signed-in redirect to /chat", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// TestRegisterUsernameRules: registration applies the username rules; a
+// name that is another's in another case or Unicode form is taken; an
+// account signs in under any form of its name.
+func TestRegisterUsernameRules(t *testing.T) {
+	a := newTestApp(t)
+	a.register("alice")
+	a.register("алиса") // all Cyrillic: its own name
+	a.register("田中さん")
+	for _, tc := range []struct {
+		name   string
+		status int
+		msg    string
+	}{
+		{"Alice", http.StatusConflict, "That username is taken"},
+		{"ＡＬＩＣＥ", http.StatusConflict, "That username is taken"},
+		{"alice\u200b", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"\u202eecila", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"ali\x07ce", http.StatusUnprocessableEntity, "only contain letters, digits"},
+		{"\u0430lice", http.StatusUnprocessableEntity, "cannot mix letters of different alphabets"},
+		{"al", http.StatusUnprocessableEntity, "3 to 32 characters"},
+		{"abcdefghijklmnopqrstuvwxyz0123456", http.StatusUnprocessableEntity, "3 to 32 characters"},
+	} {
+		c := a.anon()
+		c.get("/register")
+		res := c.postForm("/register", url.Values{"username": {tc.name}, "password": {"correct horse"}})
+		mustStatus(t, res, tc.status)
+		if body := bodyOf(res); !strings.Contains(body, tc.msg) {
+			t.Errorf("register %q: body lacks %q", tc.name, tc.msg)
+		}
+	}
+	db, _ := a.store.SQL()
+	var n int64
+	if err := db.QueryRow("SELECT count(*) FROM users").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d accounts (%v), want the 3 accepted ones", n, err)
+	}
+
+	for _, name := range []string{"ALICE", "Alice", "ａｌｉｃｅ"} {
+		c := a.anon()
+		c.get("/login")
+		res := c.postForm("/login", url.Values{"username": {name}, "password": {"correct horse"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		if body := bodyOf(c.get("/chat")); !strings.Contains(body, "alice") {
+			t.Errorf("signed in as %q: the page does not show alice", name)
+		}
 	}
 }

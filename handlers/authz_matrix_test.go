@@ -16,6 +16,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 
+	"palaver/accounts"
 	"palaver/handlers"
 )
 
@@ -561,7 +562,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 	a.register("ann") // the first account is the administrator
 	a.register("alice")
 	a.register("mallory")
-	hash, err := handlers.HashPassword("correct horse")
+	hash, err := accounts.HashPassword("correct horse")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/accounts"
 	"palaver/agents"
 	"palaver/handlers"
 	"palaver/models"
@@ -121,7 +122,7 @@ func (a *testApp) apiClient(name string) *client {
 	ctx := context.Background()
 	u, err := a.store.UserByUsername(ctx, name)
 	if err != nil {
-		hash, _ := handlers.HashPassword("correct horse")
+		hash, _ := accounts.HashPassword("correct horse")
 		if u, err = a.store.CreateUser(ctx, name, hash, false); err != nil {
 			a.t.Fatal(err)
 		}

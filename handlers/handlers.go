@@ -6,15 +6,19 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/accounts"
 	"palaver/agents"
 	"palaver/models"
 	"palaver/static"
+	"palaver/throttle"
 	"palaver/views"
 )
 
@@ -62,6 +66,9 @@ type Config struct {
 	// line, which is also how soon a client that went away is noticed and
 	// its stream slot freed; 0 means 15s.
 	StreamKeepAlive time.Duration
+	// TrustedProxies are the peers whose X-Forwarded-* headers count (the
+	// client's address, scheme and host); from anyone else they are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -76,6 +83,13 @@ type Deps struct {
 	Assets *static.Assets
 	Logger *slog.Logger
 	Config Config
+	// Throttle counts failed sign-ins and registrations (auth.go); nil: a
+	// throttle.Memory in this process.
+	Throttle throttle.Throttle
+	// CSRFKey signs the CSRF tokens of visitors, who have no session
+	// (session.go). Processes sharing a database share it
+	// (models.Store.ServerSecret); nil: a random key for this process.
+	CSRFKey []byte
 }
 
 // Handlers carries the dependencies into every handler.
@@ -89,13 +103,15 @@ type Handlers struct {
 	markdown *views.Markdown
 	log      *slog.Logger
 	cfg      Config
+	throttle throttle.Throttle
+	csrfKey  []byte
 }
 
 // Limits of the HTTP surface.
 const (
 	bodyLimit      = 1 << 20 // 1 MiB
-	minPassword    = 8
-	maxUsername    = 64
+	minPassword    = accounts.MinPassword
+	maxUsername    = 64 // what an older account's name may have (accounts.MaxUsername for new ones)
 	maxTitleLength = 200
 	maxComment     = 2000     // a feedback comment, in characters (HTML and API)
 	readBufferSize = 16 << 10 // the request line and headers; long cursors and cookies fit
@@ -118,9 +134,21 @@ func New(d Deps) *fiber.App {
 	if d.Config.StreamKeepAlive <= 0 {
 		d.Config.StreamKeepAlive = 15 * time.Second
 	}
+	if d.Throttle == nil {
+		d.Throttle = throttle.NewMemory(nil, 0)
+	}
+	if d.CSRFKey == nil {
+		d.CSRFKey = make([]byte, 32)
+		_, _ = rand.Read(d.CSRFKey) // never fails (crypto/rand)
+	}
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
 		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
+		throttle: d.Throttle, csrfKey: d.CSRFKey,
+	}
+	proxies := make([]string, len(d.Config.TrustedProxies))
+	for i, p := range d.Config.TrustedProxies {
+		proxies[i] = p.String()
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "palaver",
@@ -130,6 +158,13 @@ func New(d Deps) *fiber.App {
 		IdleTimeout:           2 * time.Minute,
 		ErrorHandler:          h.errorHandler,
 		DisableStartupMessage: true,
+
+		// Forwarded headers count only from the trusted proxies (none by
+		// default): otherwise any client could pick the scheme and host that
+		// the websocket's origin check compares with (c.Protocol,
+		// c.Hostname). The client's address is clientAddr's (client_addr.go).
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          proxies,
 	})
 	app.Use(h.limitQuery) // before anything reads the query (handlers/limits.go)
 	h.routes(app)

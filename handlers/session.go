@@ -1,11 +1,15 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -33,10 +37,18 @@ const (
 	sessionTouch = time.Hour
 )
 
+// visitorLifetime bounds a session without a signed-in user. Visitors get no
+// session row at all for what they need (their CSRF token is a signed
+// cookie, visitorToken); one is written only when something is kept for a
+// session whose user was signed out (disabled, deleted), and then for at
+// most a day.
+const visitorLifetime = 24 * time.Hour
+
 // Locals keys.
 const (
-	localUser    = "user"
-	localSession = "session" // set once the session is loaded
+	localUser         = "user"
+	localSession      = "session"       // set once the session is loaded
+	localVisitorToken = "visitor_token" // this response's visitor CSRF token
 )
 
 // session loads the scs session before the handler and commits it after,
@@ -64,6 +76,17 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 	}
 	switch sm.Status(ctx) {
 	case scs.Modified:
+		if !signedIn(sm, ctx) {
+			if !keepsVisitorData(sm, ctx) {
+				if token == "" {
+					return nil // nothing was stored, and nothing is worth storing
+				}
+				return h.endSession(c, ctx) // a stored session with nothing left in it
+			}
+			if limit := time.Now().Add(visitorLifetime); sm.Deadline(ctx).After(limit) {
+				sm.SetDeadline(ctx, limit)
+			}
+		}
 		sm.Put(ctx, sessSeen, time.Now().Unix()) // written anyway
 		tok, exp, err := sm.Commit(ctx)
 		if err != nil {
@@ -76,21 +99,54 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 		})
 		c.Set(fiber.HeaderCacheControl, `no-cache="Set-Cookie"`)
 	case scs.Destroyed:
-		c.Cookie(&fiber.Cookie{
-			Name: sm.Cookie.Name, Path: "/", Expires: time.Unix(1, 0), MaxAge: -1,
-			HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: sm.Cookie.Secure,
-		})
+		expireCookie(c, sm.Cookie.Name, sm.Cookie.Secure)
 	}
 	return nil
 }
 
+// endSession deletes the stored session and expires its cookie.
+func (h *Handlers) endSession(c *fiber.Ctx, ctx context.Context) error {
+	if err := h.sessions.Destroy(ctx); err != nil {
+		return err
+	}
+	expireCookie(c, h.sessions.Cookie.Name, h.sessions.Cookie.Secure)
+	return nil
+}
+
+func expireCookie(c *fiber.Ctx, name string, secure bool) {
+	c.Cookie(&fiber.Cookie{
+		Name: name, Path: "/", Expires: time.Unix(1, 0), MaxAge: -1,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: secure,
+	})
+}
+
+// signedIn says whether the session belongs to a signed-in user.
+func signedIn(sm *scs.SessionManager, ctx context.Context) bool {
+	return sm.GetInt64(ctx, sessUserID) != 0
+}
+
+// keepsVisitorData says whether a session without a user holds anything
+// beyond the bookkeeping of a signed-in session (its CSRF token, epoch and
+// last use), which is worth nothing once no one is signed in.
+func keepsVisitorData(sm *scs.SessionManager, ctx context.Context) bool {
+	for _, k := range sm.Keys(ctx) {
+		switch k {
+		case sessCSRF, sessEpoch, sessSeen:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // touchSession ends a stored session unused for sessionIdle, and marks one
 // last used over sessionTouch ago as used now (to be written after the
-// request). A session stored without a last use gets one.
+// request). A session stored without a last use gets one. A session without
+// a user is not kept alive by use: it ends at its deadline.
 func (h *Handlers) touchSession(ctx context.Context) error {
 	sm := h.sessions
-	if len(sm.Keys(ctx)) == 0 {
-		return nil // new, or empty: nothing is stored
+	if !signedIn(sm, ctx) {
+		return nil
 	}
 	now := time.Now()
 	seen := sm.GetInt64(ctx, sessSeen)
@@ -142,28 +198,88 @@ func (h *Handlers) requireUser(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// csrfToken returns the session's CSRF token, making one on first use. An
-// error raised before the session loaded (an over-size body) has none.
+// csrfToken returns the CSRF token the page's forms and htmx send back: a
+// signed-in session's own (made on first use), or for a visitor, the signed
+// token of their CSRF cookie (visitorToken), so that showing a visitor a form
+// stores nothing. An error raised before the session loaded (an over-size
+// body) has none.
 func (h *Handlers) csrfToken(c *fiber.Ctx) string {
 	if c.Locals(localSession) == nil {
 		return ""
 	}
 	ctx := c.UserContext()
+	if !signedIn(h.sessions, ctx) {
+		return h.visitorToken(c)
+	}
 	if t := h.sessions.GetString(ctx, sessCSRF); t != "" {
 		return t
 	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	t := base64.RawURLEncoding.EncodeToString(b)
+	t := base64.RawURLEncoding.EncodeToString(randomBytes(32))
 	h.sessions.Put(ctx, sessCSRF, t)
 	return t
+}
+
+// visitorCookie holds a visitor's CSRF token: a random nonce and its HMAC
+// under the server's key (Deps.CSRFKey). A post must carry the same token in
+// its body or header as in the cookie (double submit): another site can make
+// a browser send the cookie but cannot read it to put it in the form. The
+// signature means a made-up cookie (written into the browser from a sibling
+// subdomain, say) does not pass; a genuine one issued to someone else still
+// would, and all that buys is signing a visitor in to the planter's own
+// account, the known limit of double submit without a session.
+const visitorCookie = "palaver_csrf"
+
+// visitorToken is the visitor's valid token from their cookie, or a new one
+// set in the cookie by this response.
+func (h *Handlers) visitorToken(c *fiber.Ctx) string {
+	if t, ok := c.Locals(localVisitorToken).(string); ok {
+		return t
+	}
+	t := c.Cookies(visitorCookie)
+	if h.validVisitorToken(t) {
+		t = strings.Clone(t) // fiber's strings alias reused buffers
+	} else {
+		nonce := randomBytes(18)
+		t = base64.RawURLEncoding.EncodeToString(nonce) + "." + base64.RawURLEncoding.EncodeToString(h.visitorMAC(nonce))
+		c.Cookie(&fiber.Cookie{
+			Name: visitorCookie, Value: t, Path: "/", HTTPOnly: true,
+			SameSite: fiber.CookieSameSiteLaxMode, Secure: h.sessions.Cookie.Secure,
+		})
+	}
+	c.Locals(localVisitorToken, t)
+	return t
+}
+
+func (h *Handlers) visitorMAC(nonce []byte) []byte {
+	m := hmac.New(sha256.New, h.csrfKey)
+	m.Write([]byte("palaver visitor csrf\x00"))
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// validVisitorToken says whether t is a token this server signed.
+func (h *Handlers) validVisitorToken(t string) bool {
+	n, sig, ok := strings.Cut(t, ".")
+	if !ok {
+		return false
+	}
+	nonce, err1 := base64.RawURLEncoding.DecodeString(n)
+	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	return err1 == nil && err2 == nil && len(nonce) > 0 && hmac.Equal(mac, h.visitorMAC(nonce))
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return b
 }
 
 // errCSRF is the answer to an unsafe request without the session's token.
 var errCSRF = fiber.NewError(fiber.StatusForbidden, "The form has expired or did not come from Palaver. Reload the page and try again.")
 
-// checkCSRF refuses unsafe requests that do not carry the session's CSRF
-// token, in the X-CSRF-Token header or the csrf_token form field.
+// checkCSRF refuses unsafe requests that do not carry the CSRF token, in the
+// X-CSRF-Token header or the body's csrf_token field. Never from the URL's
+// query: a token there leaks through logs, history and Referer headers.
 func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
@@ -171,7 +287,7 @@ func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	}
 	got := c.Get("X-CSRF-Token")
 	if got == "" {
-		got = c.FormValue("csrf_token")
+		got = formValue(c, "csrf_token")
 	}
 	if !h.csrfMatches(c, got) {
 		return errCSRF
@@ -179,10 +295,30 @@ func (h *Handlers) checkCSRF(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// csrfMatches compares a presented token with the session's in constant time.
+// csrfMatches compares a presented token, in constant time, with the
+// session's (signed in) or with the visitor's signed cookie.
 func (h *Handlers) csrfMatches(c *fiber.Ctx, got string) bool {
 	want := h.sessions.GetString(c.UserContext(), sessCSRF)
+	if !signedIn(h.sessions, c.UserContext()) {
+		want = c.Cookies(visitorCookie)
+		if !h.validVisitorToken(want) {
+			return false
+		}
+	}
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// formValue is a field of a posted form (URL-encoded or multipart), never of
+// the URL's query string as fiber's FormValue also reads.
+func formValue(c *fiber.Ctx, key string) string {
+	if bytes.HasPrefix(c.Request().Header.ContentType(), []byte(fiber.MIMEMultipartForm)) {
+		f, err := c.MultipartForm()
+		if err != nil || len(f.Value[key]) == 0 {
+			return ""
+		}
+		return f.Value[key][0]
+	}
+	return string(c.Request().PostArgs().Peek(key))
 }
 
 // signIn starts a signed-in session for u with a new token (no fixation).

@@ -29,6 +29,20 @@ func Up(ctx context.Context, db *sql.DB, dialect string) (int, error) {
 	return len(results), nil
 }
 
+// UpTo applies pending migrations up to and including version: a test of a
+// migration's data step fills a database at the version before it.
+func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64) (int, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return 0, err
+	}
+	results, err := p.UpTo(ctx, version)
+	if err != nil {
+		return len(results), fmt.Errorf("migrate %s to %d: %w", dialect, version, err)
+	}
+	return len(results), nil
+}
+
 func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	var gd goose.Dialect
 	switch dialect {

@@ -37,6 +37,7 @@ const (
 type User struct {
 	ID           int64     `gorm:"primaryKey"`
 	Username     string    `gorm:"not null"`
+	UsernameKey  *string   // accounts.Key(Username), unique; NULL for a later account of two whose names clashed before keys (UsernameClashes)
 	PasswordHash string    `gorm:"not null"`
 	IsAdmin      bool      `gorm:"not null"`
 	CreatedAt    time.Time `gorm:"not null"`

@@ -14,7 +14,7 @@ import (
 
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
-	&AdminAudit{}, &Settings{}, &RetentionRun{}}
+	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and
@@ -172,6 +172,13 @@ func compatibleTypes(f *schema.Field, dialect string) []string {
 		return []string{"INTEGER", "BIGINT"}
 	case reflect.String:
 		return []string{"TEXT"}
+	case reflect.Slice:
+		if typ.Elem().Kind() == reflect.Uint8 { // []byte
+			if pg {
+				return []string{"BYTEA"}
+			}
+			return []string{"BLOB"}
+		}
 	}
 	return []string{"(no known column type for " + typ.String() + ")"}
 }

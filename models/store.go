@@ -120,13 +120,18 @@ func sqliteDSN(path, synchronous string) (string, error) {
 // time read back from either dialect equals the one written.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// Migrate applies pending migrations.
+// Migrate applies pending migrations, then fills what SQL cannot compute
+// (the username keys of accounts made before them: fillUsernameKeys).
 func (s *Store) Migrate(ctx context.Context) (int, error) {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
-	return migrations.Up(ctx, sqlDB, s.dialect)
+	n, err := migrations.Up(ctx, sqlDB, s.dialect)
+	if err != nil {
+		return n, err
+	}
+	return n, s.fillUsernameKeys(ctx)
 }
 
 // SQL returns the underlying connection pool, for the session store.

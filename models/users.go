@@ -7,12 +7,18 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"palaver/accounts"
 )
 
 // CreateUser adds an account. The first account becomes admin whatever admin
-// says; later ones are admin only when asked.
+// says; later ones are admin only when asked. A name that is another's under
+// accounts.Key (another case, another Unicode form) is taken. The caller
+// checks the name against the rules (accounts.ValidateUsername).
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*User, error) {
-	u := &User{Username: username, PasswordHash: passwordHash, CreatedAt: now()}
+	key := accounts.Key(username)
+	u := &User{Username: username, UsernameKey: &key, PasswordHash: passwordHash, CreatedAt: now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Count and insert must be one step, or two first registrations at
 		// once both become admin. SQLite's transactions begin IMMEDIATE and
@@ -44,11 +50,70 @@ func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
 	return &u, wrap("user by id", err)
 }
 
-// UserByUsername loads an account by its name.
+// UserByUsername loads an account by its name, in any case or Unicode form
+// (accounts.Key): "ADA" finds "ada". The exact name comes first, so each of
+// two older accounts whose names clash under the key (UsernameClashes) is
+// found by its own spelling.
 func (s *Store) UserByUsername(ctx context.Context, username string) (*User, error) {
 	var u User
-	err := s.db.WithContext(ctx).Where("username = ?", username).Take(&u).Error
+	err := s.db.WithContext(ctx).Where("username = ? OR username_key = ?", username, accounts.Key(username)).
+		Order(clause.Expr{SQL: "CASE WHEN username = ? THEN 0 ELSE 1 END", Vars: []any{username}}).
+		Take(&u).Error
 	return &u, wrap("user by username", err)
+}
+
+// fillUsernameKeys gives each account without a username key its key
+// (migration 00004 adds the column; SQL cannot fold Unicode case), oldest
+// account first. An account whose key another already holds keeps NULL: both
+// stay usable, and UsernameClashes reports them. It only touches accounts
+// without a key, so it is cheap once done, and safe to run from several
+// processes at once.
+func (s *Store) fillUsernameKeys(ctx context.Context) error {
+	var users []User
+	db := s.db.WithContext(ctx)
+	if err := db.Where("username_key IS NULL").Order("id").Find(&users).Error; err != nil {
+		return wrap("fill username keys", err)
+	}
+	for _, u := range users {
+		key := accounts.Key(u.Username)
+		err := db.Exec(`UPDATE users SET username_key = ? WHERE id = ? AND username_key IS NULL
+			AND NOT EXISTS (SELECT 1 FROM users WHERE username_key = ?)`, key, u.ID, key).Error
+		if err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) { // another process took the key just now
+			return wrap("fill username keys", err)
+		}
+	}
+	return nil
+}
+
+// UsernameClash is an account whose name is another's under accounts.Key,
+// both made before names were compared that way.
+type UsernameClash struct {
+	Username string // the account without a key: it signs in by this exact name
+	SameAs   string // the account that holds the key
+}
+
+// UsernameClashes lists the accounts left without a username key because
+// an older account's name is the same under accounts.Key. Both accounts
+// work; an administrator may want to tell one of them to pick another name.
+func (s *Store) UsernameClashes(ctx context.Context) ([]UsernameClash, error) {
+	var users []User
+	db := s.db.WithContext(ctx)
+	if err := db.Where("username_key IS NULL").Order("id").Find(&users).Error; err != nil {
+		return nil, wrap("username clashes", err)
+	}
+	var clashes []UsernameClash
+	for _, u := range users {
+		var holder User
+		err := db.Select("username").Where("username_key = ?", accounts.Key(u.Username)).Take(&holder).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			continue // keyless for now (written by an older binary); the next Migrate fills it
+		}
+		if err != nil {
+			return nil, wrap("username clashes", err)
+		}
+		clashes = append(clashes, UsernameClash{Username: u.Username, SameAs: holder.Username})
+	}
+	return clashes, nil
 }
 
 // CreateAPIKey stores the hash of a new key for the user, under a name.

@@ -30,6 +30,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
+	proxyList := f.string("trusted-proxies", "", "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-* headers count (empty: none)")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -40,6 +41,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
+	}
+	proxies, err := handlers.ParseTrustedProxies(*proxyList)
+	if err != nil {
+		return fmt.Errorf("%w: --trusted-proxies: %v", errUsage, err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -52,7 +57,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	log.Info("database ready", "db", *db, "dialect", store.Dialect(), "migrations_applied", n)
+	log.Info("database ready", "db", redactDSN(*db), "dialect", store.Dialect(), "migrations_applied", n)
+	if err := warnUsernameClashes(ctx, store, log); err != nil {
+		return err
+	}
+	csrfKey, err := store.ServerSecret(ctx, "csrf")
+	if err != nil {
+		return err
+	}
 
 	assets, err := static.Load()
 	if err != nil {
@@ -89,7 +101,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Slots:    slots,
 		Assets:   assets,
 		Logger:   log,
-		Config:   handlers.Config{AllowRegistration: *allowReg},
+		Config:   handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies},
+		CSRFKey:  csrfKey,
 	})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -110,6 +123,21 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return errors.Join(err, svc.Close(closeCtx))
 	}
+}
+
+// warnUsernameClashes logs the accounts whose names became the same under
+// the username rules of migration 00004: both still sign in, each by its
+// exact name, but an administrator may want one of them renamed.
+func warnUsernameClashes(ctx context.Context, store *models.Store, log *slog.Logger) error {
+	clashes, err := store.UsernameClashes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range clashes {
+		log.Warn("two accounts' names are the same name in another case or Unicode form: both kept, each signs in by its exact name",
+			"username", c.Username, "same_as", c.SameAs)
+	}
+	return nil
 }
 
 // recoverPeriodically fails turns whose process died, for as long as ctx lives.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"palaver/accounts"
 	"palaver/handlers"
 	"palaver/models"
 )
@@ -55,21 +56,22 @@ func userAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: user add takes one NAME", errUsage)
 	}
-	if msg := handlers.ValidateCredentials(pos[0], *password); msg != "" {
-		return fmt.Errorf("%w: %s", errUsage, msg)
+	name := accounts.Username(pos[0]) // the same rules as registering in the browser
+	if err := accounts.ValidateCredentials(name, *password); err != nil {
+		return fmt.Errorf("%w: %s", errUsage, err)
 	}
 	store, _, err := openStore(ctx, *db, models.Options{})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	hash, err := handlers.HashPassword(*password)
+	hash, err := accounts.HashPassword(*password)
 	if err != nil {
 		return err
 	}
-	u, err := store.CreateUser(ctx, pos[0], hash, *admin)
+	u, err := store.CreateUser(ctx, name, hash, *admin)
 	if errors.Is(err, models.ErrUsernameTaken) {
-		return fmt.Errorf("user %q already exists", pos[0])
+		return fmt.Errorf("user %q already exists", name)
 	}
 	if err != nil {
 		return err
