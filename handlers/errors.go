@@ -75,6 +75,7 @@ func conflict(err error) error {
 // an alert fragment for htmx, an error page otherwise.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
+	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
 	status, msg := classify(err)
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
