@@ -7,9 +7,12 @@ import (
 // contentSecurityPolicy lets a page load only what Palaver itself serves:
 // its own scripts, stylesheet, images and connections (fetch and the /live
 // websocket; 'self' covers the same-origin ws: and wss: URLs in current
-// browsers). No inline script or style is allowed, so the pages carry none
-// (htmx's indicator style is off, in the layout's htmx-config, and lives in
-// app.css), and nothing may frame a page. It is the same string on every
+// browsers). No inline script or style is allowed, so the pages carry none,
+// and the layout's htmx-config keeps htmx from making any: its indicator
+// style is off (the rules live in app.css), it evaluates no code, and it
+// does not settle the style attribute (copying one that a script set through
+// element.style is an inline style the policy refuses). Nothing may frame a
+// page. It is the same string on every
 // response: the JSON and static answers do not need it, but sending it there
 // costs nothing and leaves no response type to forget.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
