@@ -85,27 +85,37 @@ func limitOverLong(t *testing.T, c *client, addr, target string, hdr map[string]
 // reads the answer, as a client that does not read while it sends. Writing
 // fails if the server resets the connection, as reading does.
 func limitRaw(addr string, req []byte) (status int, ctype, body string, err error) {
-	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	res, body, err := limitRawRes(addr, req)
 	if err != nil {
 		return 0, "", "", err
+	}
+	return res.StatusCode, res.Header.Get("Content-Type"), body, nil
+}
+
+// limitRawRes is limitRaw's answer whole: the response (its body read) and
+// the body.
+func limitRawRes(addr string, req []byte) (*http.Response, string, error) {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, "", err
 	}
 	defer conn.Close()
 	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		return 0, "", "", err
+		return nil, "", err
 	}
 	if _, err := conn.Write(req); err != nil {
-		return 0, "", "", fmt.Errorf("write: %w", err)
+		return nil, "", fmt.Errorf("write: %w", err)
 	}
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		return 0, "", "", err
+		return nil, "", err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return 0, "", "", err
+		return nil, "", err
 	}
-	return res.StatusCode, res.Header.Get("Content-Type"), string(b), nil
+	return res, string(b), nil
 }
 
 // limitJSONErr checks the API's error shape and returns its message.
@@ -339,6 +349,12 @@ func TestOverSizeBodyIsAnswered(t *testing.T) {
 	if after := a.apiRows(); after != before {
 		t.Fatalf("over-size bodies stored rows: %v → %v", before, after)
 	}
+	// fasthttp's own answer carries the security headers too.
+	res, _, err := limitRawRes(addr, limitPost(key, addr, "/api/chat", 2<<20, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headersCheck(t, "413", res)
 
 	// 20 MiB: the server discards 8 MiB after the answer, then closes; the
 	// client's writing fails, having sent far less than its body.
