@@ -193,9 +193,9 @@ func TestAPICrossUser(t *testing.T) {
 
 // pipeListener serves an app over in-memory connections. fiber's app.Test
 // cannot show a 413 (fasthttp refuses the body before any handler and Test
-// returns that as an error), and over loopback TCP the server's close with
-// unread input resets the connection, racing the answer. A pipe has no
-// reset: the client always reads what the server wrote.
+// returns that as an error). A pipe has no reset: the client always reads
+// what the server wrote. (Over TCP, handlers.Listener makes that so too;
+// TestOverSizeBodyIsAnswered tests it.)
 type pipeListener struct {
 	conns chan net.Conn
 	done  chan struct{}

@@ -29,7 +29,7 @@ import (
 // browserBudget. A failing scenario saves a screenshot and the HTML of each
 // of its windows to a folder that outlives the test, and names the files in
 // its failure message. An uncaught exception in a page's scripts fails the
-// scenario too.
+// scenario too, and so does anything the Content-Security-Policy refused.
 
 const (
 	browserStart  = 30 * time.Second  // starting Chromium, opening a window
@@ -42,7 +42,18 @@ const (
 	// browserSettled is the console message a page writes when the test
 	// asks whether everything it reported before has arrived.
 	browserSettled = "palaver-test: console settled"
+
+	// browserCSP starts the console error a page writes when its
+	// Content-Security-Policy refused something (browserCSPWatch).
+	browserCSP = "palaver-test: CSP violation: "
 )
+
+// browserCSPWatch runs in every document before the page's own scripts and
+// reports each refusal of the Content-Security-Policy as a console error,
+// which fails the scenario like an uncaught exception: an inline script or
+// style, an eval, a fetch from elsewhere would otherwise fail silently.
+const browserCSPWatch = `document.addEventListener("securitypolicyviolation", (e) => console.error(` +
+	`"` + browserCSP + `" + e.effectiveDirective + " refused " + (e.blockedURI || "?") + " in " + e.sourceFile + ":" + e.lineNumber))`
 
 // TestBrowser runs the browser scenarios on one shared Chromium.
 func TestBrowser(t *testing.T) {
@@ -58,6 +69,7 @@ func TestBrowser(t *testing.T) {
 		{"AdminList", browserAdminList},
 		{"NoJavaScript", browserNoJavaScript},
 		{"CodeBlock", browserCodeBlock},
+		{"EveryPage", browserEveryPage},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
@@ -153,7 +165,7 @@ func newBrowserScene(t *testing.T, root context.Context, opts ...appOption) *bro
 		if !t.Failed() {
 			s.settle()
 			if ex := s.exceptions(); len(ex) > 0 {
-				t.Errorf("the pages' scripts threw:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
+				t.Errorf("the pages' scripts threw, or their CSP refused something:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
 			}
 		}
 		if t.Failed() {
@@ -198,7 +210,8 @@ func (s *browserScene) settle() {
 	}
 }
 
-// exceptions lists the uncaught exceptions of the scenario's pages.
+// exceptions lists the uncaught exceptions of the scenario's pages and what
+// their Content-Security-Policy refused.
 func (s *browserScene) exceptions() []string {
 	s.mu.Lock()
 	tabs := append([]*browserTab(nil), s.tabs...)
@@ -207,7 +220,8 @@ func (s *browserScene) exceptions() []string {
 	for _, tab := range tabs {
 		tab.mu.Lock()
 		for _, m := range tab.console {
-			if strings.HasPrefix(m, string(chromedp.ConsoleException)+": ") {
+			if strings.HasPrefix(m, string(chromedp.ConsoleException)+": ") || strings.Contains(m, browserCSP) ||
+				strings.Contains(m, "Content Security Policy") {
 				out = append(out, tab.name+": "+m)
 			}
 		}
@@ -325,6 +339,10 @@ func (s *browserScene) open(name string, ctx context.Context, cancel context.Can
 			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: browserCSPWatch}); err != nil {
+		s.fatalf("window %s: watch the CSP: %v", name, err)
+	}
 	// What the page's scripts said went wrong, for the failure report.
 	console := chromedp.Console(ctx)
 	go func() {

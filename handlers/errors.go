@@ -75,6 +75,7 @@ func conflict(err error) error {
 // an alert fragment for htmx, an error page otherwise.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
+	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
 	status, msg := classify(err)
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
@@ -82,6 +83,9 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 		h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
 	}
 	c.Vary("HX-Request")
+	if refusedUnread(err, status) {
+		lingerOnClose(c) // the client may still be sending (handlers/limits.go)
+	}
 	switch {
 	case isAPI(c) || refusedUnread(err, status):
 		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})

@@ -166,7 +166,8 @@ func New(d Deps) *fiber.App {
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          proxies,
 	})
-	app.Use(h.limitQuery) // before anything reads the query (handlers/limits.go)
+	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
+	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
 	h.routes(app)
 	return app
 }

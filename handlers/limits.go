@@ -3,6 +3,10 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -47,4 +51,102 @@ func headTooLarge(err error) error {
 		return errHeadTooLarge
 	}
 	return err
+}
+
+// A refused request's connection lingers before it closes. fasthttp answers
+// a body over the limit (413), or a request line and headers over the read
+// buffer (errHeadTooLarge), before reading the rest of the request, and then
+// closes the connection. Closing a socket with input still unread makes the
+// kernel reset the connection, and the reset can overtake the answer: a
+// client that sends its whole body before it reads (Python's urllib, many
+// SDKs) then sees "connection reset by peer" instead of the 413. So such a
+// connection is closed the way nginx's lingering close does it: the server
+// shuts its sending side once the answer is out, so the client reads the
+// answer and then the end of it; reads and discards what the client still
+// sends, up to lingerMax bytes; and closes when the client stops sending.
+// A client sending more than lingerMax is cut off there, reset and all.
+const (
+	lingerMax  = 8 << 20          // the most discarded from one client
+	lingerIdle = 5 * time.Second  // the longest wait for the client's next bytes
+	lingerTime = 30 * time.Second // the longest linger in all
+)
+
+// Listener wraps ln so that a connection the server refused a request on
+// lingers before it closes (see lingerMax). Serve the app on it:
+// app.Listener(handlers.Listener(ln)).
+func Listener(ln net.Listener) net.Listener { return lingerListener{ln} }
+
+type lingerListener struct{ net.Listener }
+
+// Accept implements net.Listener.
+func (l lingerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &lingerConn{Conn: c}, nil
+}
+
+// lingerConn closes at once, as any connection, unless the request it
+// carried was refused unread (lingerOnClose); then its Close lingers.
+// Only refused connections linger: fasthttp also closes an idle connection
+// while another goroutine waits to read it, which a lingering close would
+// leave waiting.
+type lingerConn struct {
+	net.Conn
+	linger atomic.Bool
+	once   sync.Once
+}
+
+// lingerOnClose marks the connection of a request refused before it was
+// read to linger when the server closes it. A connection that did not come
+// from Listener (app.Test's, a pipe's) closes as before.
+func lingerOnClose(c *fiber.Ctx) {
+	if lc, ok := c.Context().Conn().(*lingerConn); ok {
+		lc.linger.Store(true)
+	}
+}
+
+// Close implements net.Conn: at once, or by shutting the sending side and
+// draining in the background (the server's worker goes on).
+func (c *lingerConn) Close() error {
+	if !c.linger.Load() {
+		return c.Conn.Close()
+	}
+	var err error
+	c.once.Do(func() {
+		half, ok := c.Conn.(interface{ CloseWrite() error })
+		if !ok {
+			err = c.Conn.Close()
+			return
+		}
+		if err = half.CloseWrite(); err != nil {
+			_ = c.Conn.Close()
+			return
+		}
+		go c.drain()
+	})
+	return err
+}
+
+// drain discards what the client still sends, within the linger limits,
+// and closes the connection.
+func (c *lingerConn) drain() {
+	defer c.Conn.Close()
+	buf := make([]byte, 32<<10)
+	end := time.Now().Add(lingerTime)
+	for read := 0; read < lingerMax; {
+		deadline := time.Now().Add(lingerIdle)
+		if deadline.After(end) {
+			deadline = end
+		}
+		if err := c.Conn.SetReadDeadline(deadline); err != nil {
+			return
+		}
+		n, err := c.Conn.Read(buf[:min(len(buf), lingerMax-read)])
+		read += n
+		if err != nil {
+			return // the client is done (EOF), gone, or too slow
+		}
+	}
 }

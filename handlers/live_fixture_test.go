@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html"
 
 	"palaver/agents"
+	"palaver/handlers"
 	"palaver/models"
 )
 
@@ -36,7 +37,7 @@ func (a *testApp) listen() string {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	go func() { _ = a.app.Listener(ln) }()
+	go func() { _ = a.app.Listener(handlers.Listener(ln)) }() // as palaver serve does
 	a.t.Cleanup(func() { _ = a.app.ShutdownWithTimeout(2 * time.Second) })
 	return ln.Addr().String()
 }

