@@ -67,7 +67,13 @@ type apiHistoryOut struct {
 	UpdatedAt     string                `json:"updated_at"`
 	Feedback      *int64                `json:"feedback"`
 	MessageCount  int                   `json:"message_count"`
-	Cursor        string                `json:"cursor"`
+	Pinned        bool                  `json:"pinned"`
+	Archived      bool                  `json:"archived"`
+	ForkedFrom    *struct {
+		ExchangeID int64 `json:"exchange_id"`
+		Seq        int64 `json:"seq"`
+	} `json:"forked_from"`
+	Cursor string `json:"cursor"`
 }
 
 // apiChat sends query (to exchangeID unless 0) and expects a 200.

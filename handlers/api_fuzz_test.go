@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,6 +27,7 @@ type apiFuzzEnv struct {
 	other string // API key of the account whose requests may delete and create
 	reply int64  // the owner's assistant reply (PUT .../message/{id}/feedback)
 	page  int64  // the owner's page (PUT /api/pages/{id})
+	chat  int64  // the owner's exchange (PATCH /api/chat/exchange/{id})
 }
 
 // apiFuzzRoute is one route the fuzzer sends bodies to, as the key that
@@ -34,14 +36,17 @@ type apiFuzzRoute struct {
 	method string
 	path   func(e *apiFuzzEnv) string
 	owner  bool // sent with the owner's key (else the other account's)
+	query  bool // the input goes in the query string as q, not in the body
 }
 
 var apiFuzzRoutes = []apiFuzzRoute{
-	{"POST", func(*apiFuzzEnv) string { return "/api/chat" }, false},
-	{"PUT", func(e *apiFuzzEnv) string { return fmt.Sprintf("/api/chat/message/%d/feedback", e.reply) }, true},
-	{"PUT", func(*apiFuzzEnv) string { return "/api/chat/exchanges/batch/delete" }, false},
-	{"POST", func(*apiFuzzEnv) string { return "/api/pages" }, false},
-	{"PUT", func(e *apiFuzzEnv) string { return fmt.Sprintf("/api/pages/%d", e.page) }, true},
+	{"POST", func(*apiFuzzEnv) string { return "/api/chat" }, false, false},
+	{"PUT", func(e *apiFuzzEnv) string { return fmt.Sprintf("/api/chat/message/%d/feedback", e.reply) }, true, false},
+	{"PUT", func(*apiFuzzEnv) string { return "/api/chat/exchanges/batch/delete" }, false, false},
+	{"POST", func(*apiFuzzEnv) string { return "/api/pages" }, false, false},
+	{"PUT", func(e *apiFuzzEnv) string { return fmt.Sprintf("/api/pages/%d", e.page) }, true, false},
+	{"GET", func(*apiFuzzEnv) string { return "/api/chat/search" }, true, true},
+	{"PATCH", func(e *apiFuzzEnv) string { return fmt.Sprintf("/api/chat/exchange/%d", e.chat) }, true, false},
 }
 
 // newAPIFuzzEnv builds the app on a temporary SQLite database with two
@@ -83,7 +88,7 @@ func newAPIFuzzEnv(f *testing.F) *apiFuzzEnv {
 	if err != nil {
 		f.Fatal(err)
 	}
-	e.reply, e.page = reply.ID, p.ID
+	e.reply, e.page, e.chat = reply.ID, p.ID, ex.ID
 	return e
 }
 
@@ -130,6 +135,8 @@ func FuzzAPIRequest(f *testing.F) {
 		{2, `{"ids": [1, 2, 3]}`}, {2, `{"ids": null}`}, {2, `{"ids": [1.5]}`}, {2, `{"ids": "1"}`}, {2, `{"ids": [-1, 0, 9223372036854775807]}`},
 		{3, `{"title": "Notes", "content": "# Hello"}`}, {3, `{"title": ""}`}, {3, `{"content": "x"}`}, {3, `{"title": "\u0000"}`},
 		{4, `{"content": "new"}`}, {4, `{"content": "new", "title": " "}`}, {4, `{"title": "t"}`}, {4, `{"content": null}`},
+		{5, `question`}, {5, `"unbalanced`}, {5, `AND OR NOT NEAR(a b)`}, {5, `col:val *`}, {5, `\ ( ) ^`}, {5, ``}, {5, "\x00\x7f"},
+		{6, `{"title": "New"}`}, {6, `{"pinned": true}`}, {6, `{"archived": "yes"}`}, {6, `{"title": ""}`}, {6, `{}`},
 	} {
 		f.Add(s.route, []byte(s.body))
 	}
@@ -137,7 +144,11 @@ func FuzzAPIRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		r := apiFuzzRoutes[int(route)%len(apiFuzzRoutes)]
 		before := e.fingerprint(t)
-		req := httptest.NewRequest(r.method, r.path(e), bytes.NewReader(body))
+		path, reqBody := r.path(e), body
+		if r.query {
+			path, reqBody = path+"?q="+url.QueryEscape(string(body)), nil
+		}
+		req := httptest.NewRequest(r.method, path, bytes.NewReader(reqBody))
 		req.Header.Set("Content-Type", "application/json")
 		if r.owner {
 			req.Header.Set("x-api-key", e.owner)

@@ -28,16 +28,30 @@ type apiHistoryItem struct {
 	UpdatedAt     time.Time             `json:"updated_at"`
 	Feedback      *int64                `json:"feedback"`
 	MessageCount  int64                 `json:"message_count"`
+	Pinned        bool                  `json:"pinned"`
+	Archived      bool                  `json:"archived"`
+	ForkedFrom    *apiForkedFrom        `json:"forked_from"`
 	Cursor        string                `json:"cursor"`
 }
 
+// apiForkedFrom is where a fork branched off: its parent and the seq at
+// which its own entries begin.
+type apiForkedFrom struct {
+	ExchangeID int64 `json:"exchange_id"`
+	Seq        int64 `json:"seq"`
+}
+
 func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
-	return apiHistoryItem{
+	it := apiHistoryItem{
 		ID: s.ID, Title: s.Title, Query: s.Query, Response: s.Response,
 		AgentType: s.AgentType, AgentResponse: s.AgentResponse,
 		Timestamp: s.CreatedAt, UpdatedAt: s.UpdatedAt, Feedback: s.Feedback,
-		MessageCount: s.TurnCount, Cursor: s.Cursor().String(),
+		MessageCount: s.TurnCount, Pinned: s.Pinned, Archived: s.Archived, Cursor: s.Cursor().String(),
 	}
+	if s.ForkedFromID != nil && s.ForkedAtSeq != nil {
+		it.ForkedFrom = &apiForkedFrom{ExchangeID: *s.ForkedFromID, Seq: *s.ForkedAtSeq}
+	}
+	return it
 }
 
 // apiHistory lists one keyset page of the user's general exchanges, most
@@ -62,6 +76,10 @@ func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery
 		q.Limit = int(*limit)
 	}
 	q.Before, err = chatCursor(c.Query("before")) // ErrBadCursor: 400
+	if err != nil {
+		return q, err
+	}
+	q.Archived, err = apiQueryBool(c, "archived")
 	return q, err
 }
 

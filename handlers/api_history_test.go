@@ -33,6 +33,7 @@ func TestAPIHistoryShape(t *testing.T) {
 		"id": "number", "title": "string", "query": "string", "response": "string",
 		"agent_type": "string", "agent_response": "object", "timestamp": "string",
 		"updated_at": "string", "feedback": "number|null", "message_count": "number", "cursor": "string",
+		"pinned": "bool", "archived": "bool", "forked_from": "null",
 	})
 	if it["id"] != float64(id) || it["message_count"] != 2.0 || it["query"] != "hello" {
 		t.Fatalf("history item: %v", it)

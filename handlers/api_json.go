@@ -92,6 +92,17 @@ func apiQueryInt(c *fiber.Ctx, name string, minimum, maximum int64, rule string)
 	return &n, nil
 }
 
+// apiQueryBool reads an optional true/false query parameter (absent: false).
+func apiQueryBool(c *fiber.Ctx, name string) (bool, error) {
+	switch c.Query(name) {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("%s must be true or false", name))
+}
+
 // apiNotice is the answer of routes that only confirm what they did.
 type apiNotice struct {
 	Message string `json:"message"`

@@ -92,6 +92,12 @@ var mxJSON = map[string]string{
 	"POST /api/pages":                      `{"title": "Notes", "content": "hello"}`,
 	"PUT /api/pages/:id":                   `{"content": "new content"}`,
 	"POST /api/keys":                       `{"name": "laptop"}`,
+	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
+}
+
+// mxQueries are the query strings routes need to be reached.
+var mxQueries = map[string]string{
+	"GET /api/chat/search": "q=hello",
 }
 
 // mxRoute is one registered route and what the rules make of it.
@@ -379,6 +385,9 @@ func (r mxRoute) path(rows mxRows, override map[string]int64) string {
 			id = rows[r.kinds[p]]
 		}
 		segs[i] = strconv.FormatInt(id, 10)
+	}
+	if q, ok := mxQueries[r.key()]; ok {
+		return strings.Join(segs, "/") + "?" + q
 	}
 	return strings.Join(segs, "/")
 }

@@ -36,6 +36,9 @@ type Store interface {
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
 	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
 	RenameExchange(ctx context.Context, userID, id int64, title string) (*models.Exchange, error)
+	UpdateExchange(ctx context.Context, userID, id int64, u models.ExchangeUpdate) (*models.Exchange, error)
+	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
+	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	DeleteExchange(ctx context.Context, userID, id int64) error
 	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
 	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)

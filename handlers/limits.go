@@ -12,12 +12,13 @@ import (
 )
 
 // maxQueryLength bounds a request's query string, in bytes as sent (percent
-// escapes count as three). The longest legitimate one is the admin list's:
-// a 200-character title filter (at most 2,400 bytes escaped, even in 4-byte
-// characters), a keyset cursor (about 50 bytes) and the other filters (under
-// 200 bytes). History cursors are about 30 bytes. 4 KiB holds them with room
-// to spare, well inside the 16 KiB read buffer that holds the whole header.
-const maxQueryLength = 4 << 10
+// escapes count as three). The longest legitimate one is a search: 500
+// characters of any script (6,000 bytes escaped in 4-byte characters, as
+// emoji are), a cursor (about 60 bytes) and the filters (under 100 bytes).
+// The admin list's 200-character title filter takes at most 2,400. 8 KiB
+// holds them with room to spare, well inside the 16 KiB read buffer that
+// holds the whole header.
+const maxQueryLength = 8 << 10
 
 // errQueryTooLong answers a query string over maxQueryLength.
 var errQueryTooLong = fiber.NewError(fiber.StatusBadRequest,

@@ -132,22 +132,22 @@ func limitJSONErr(t *testing.T, what string, status int, ctype, body string, wan
 	return e.ErrMsg
 }
 
-// TestOverLongQuery: a query string over 4 KiB is the client's error, 400
+// TestOverLongQuery: a query string over 8 KiB is the client's error, 400
 // with a message that says so, as the HTML error page or the API's JSON;
-// one of exactly 4 KiB, and the longest real ones, still work.
+// one of exactly 8 KiB, and the longest real ones, still work.
 func TestOverLongQuery(t *testing.T) {
 	a := newTestApp(t)
 	admin := a.register("ann")
 	alice := a.register("alice")
 	key := a.apiClient("alice")
 	addr := a.listen()
-	const limit = 4096
+	const limit = 8192
 	pad := func(n int) string { return "pad=" + strings.Repeat("x", n-len("pad=")) }
 
 	// An HTML page: the error page, with the limit in words.
 	status, ctype, body := limitGet(t, alice, addr, "/chat?"+pad(limit+1), nil)
 	if status != http.StatusBadRequest || !strings.HasPrefix(ctype, "text/html") ||
-		!strings.Contains(body, "query string can have at most 4096 bytes") {
+		!strings.Contains(body, "query string can have at most 8192 bytes") {
 		t.Fatalf("HTML route, %d-byte query: status %d (%s): %.400s", limit+1, status, ctype, body)
 	}
 	// htmx gets the alert fragment.
@@ -157,7 +157,7 @@ func TestOverLongQuery(t *testing.T) {
 	}
 	// The API: its error shape.
 	status, ctype, body = limitGet(t, key, addr, "/api/chat/history?"+pad(limit+1), nil)
-	if msg := limitJSONErr(t, "API route", status, ctype, body, http.StatusBadRequest); !strings.Contains(msg, "4096") {
+	if msg := limitJSONErr(t, "API route", status, ctype, body, http.StatusBadRequest); !strings.Contains(msg, "8192") {
 		t.Fatalf("API message %q does not state the limit", msg)
 	}
 	// Before authentication too: nothing reads an over-long query.

@@ -487,6 +487,16 @@ func (s *liveSession) page(u *views.LiveUpdate) error {
 	return nil
 }
 
+// publishHeader tells the user's open tabs that an exchange's header
+// changed (a title, a pin, an archive), as a turn's change is told.
+func (h *Handlers) publishHeader(ex *models.Exchange) {
+	var page int64
+	if ex.PageID != nil {
+		page = *ex.PageID
+	}
+	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex})
+}
+
 // publishPage tells the user's open tabs that a page changed.
 func (h *Handlers) publishPage(userID, pageID int64) {
 	h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
@@ -557,7 +567,7 @@ func (s *liveSession) turnState(u *views.LiveUpdate, ex *models.Exchange) {
 // whichever the tab shows), and for the watched one its turn state.
 func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
 	ex := e.Exchange
-	if ex == nil { // deleted
+	if ex == nil || ex.Archived { // deleted, or out of the sidebar
 		u.Removed = e.ExchangeID
 		return
 	}

@@ -22,6 +22,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Post("/chat/exchange/:id/stop", h.apiStop)
 	api.Post("/chat/exchange/:id/retry", h.apiRetry)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
+	api.Get("/chat/search", h.apiSearch)
+	api.Patch("/chat/exchange/:id", h.apiExchangeUpdate)
 	api.Delete("/chat/exchange/:id", h.apiDeleteExchange)
 	api.Put("/chat/exchanges/batch/delete", h.apiBatchDelete)
 	api.Put("/chat/message/:id/feedback", h.apiMessageFeedback)

@@ -9,10 +9,12 @@ import (
 
 // ExchangeQuery selects one page of a user's exchanges.
 type ExchangeQuery struct {
-	Scope  string // ScopeGeneral, ScopePage or ScopeJob
-	PageID int64  // with ScopePage: that page's exchanges only
-	Before *Cursor
-	Limit  int
+	Scope    string // ScopeGeneral, ScopePage or ScopeJob
+	PageID   int64  // with ScopePage: that page's exchanges only
+	Archived bool   // the archived exchanges only; otherwise only the others
+	Pinned   *bool  // set: only the pinned (true) or only the unpinned (false)
+	Before   *Cursor
+	Limit    int
 }
 
 // ExchangeSummary is an exchange as the history lists show it: its first
@@ -47,9 +49,12 @@ func (s *Store) JobExchange(ctx context.Context, userID, jobID int64) (*Exchange
 func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery) ([]ExchangeSummary, error) {
 	db := s.db.WithContext(ctx)
 	var exs []Exchange
-	tx := db.Where("user_id = ? AND scope = ?", userID, q.Scope)
+	tx := db.Where("user_id = ? AND scope = ? AND archived = ?", userID, q.Scope, q.Archived)
 	if q.Scope == ScopePage {
 		tx = tx.Where("page_id = ?", q.PageID)
+	}
+	if q.Pinned != nil {
+		tx = tx.Where("pinned = ?", *q.Pinned)
 	}
 	if q.Before != nil {
 		// In UTC like every stored time: SQLite compares times as text, so
@@ -60,6 +65,26 @@ func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery
 	if err := tx.Order("updated_at DESC, id DESC").Limit(q.Limit).Find(&exs).Error; err != nil {
 		return nil, wrap("list exchanges", err)
 	}
+	return s.summarize(ctx, exs)
+}
+
+// Summary is one of the user's exchanges as the history lists show it.
+func (s *Store) Summary(ctx context.Context, userID, id int64) (*ExchangeSummary, error) {
+	ex, err := s.Exchange(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := s.summarize(ctx, []Exchange{*ex})
+	if err != nil {
+		return nil, err
+	}
+	return &sums[0], nil
+}
+
+// summarize adds to each exchange its first turn and latest rating, in one
+// query whatever their number.
+func (s *Store) summarize(ctx context.Context, exs []Exchange) ([]ExchangeSummary, error) {
+	db := s.db.WithContext(ctx)
 	out := make([]ExchangeSummary, len(exs))
 	if len(exs) == 0 {
 		return out, nil
@@ -100,13 +125,40 @@ func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery
 
 // RenameExchange sets an exchange's title.
 func (s *Store) RenameExchange(ctx context.Context, userID, id int64, title string) (*Exchange, error) {
-	res := s.db.WithContext(ctx).Model(&Exchange{}).Where("id = ? AND user_id = ?", id, userID).
-		UpdateColumn("title", title) // not activity: updated_at (the history order) stays
+	return s.UpdateExchange(ctx, userID, id, ExchangeUpdate{Title: &title})
+}
+
+// ExchangeUpdate is what a person may change of an exchange's header; nil
+// fields stay as they are.
+type ExchangeUpdate struct {
+	Title    *string
+	Pinned   *bool
+	Archived *bool
+}
+
+// UpdateExchange changes the title, pin or archive of one of the user's
+// exchanges. None of them is activity: updated_at (the history's order)
+// stays.
+func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u ExchangeUpdate) (*Exchange, error) {
+	cols := map[string]any{}
+	if u.Title != nil {
+		cols["title"] = *u.Title
+	}
+	if u.Pinned != nil {
+		cols["pinned"] = *u.Pinned
+	}
+	if u.Archived != nil {
+		cols["archived"] = *u.Archived
+	}
+	if len(cols) == 0 {
+		return s.Exchange(ctx, userID, id)
+	}
+	res := s.db.WithContext(ctx).Model(&Exchange{}).Where("id = ? AND user_id = ?", id, userID).UpdateColumns(cols)
 	if res.Error != nil {
-		return nil, wrap("rename exchange", res.Error)
+		return nil, wrap("update exchange", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return nil, fmt.Errorf("rename exchange: %w", ErrNotFound)
+		return nil, fmt.Errorf("update exchange: %w", ErrNotFound)
 	}
 	return s.Exchange(ctx, userID, id)
 }

@@ -1,0 +1,50 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+)
+
+// apiExchangeUpdatePayload is what PATCH /api/chat/exchange/{id} may change;
+// absent fields stay as they are.
+type apiExchangeUpdatePayload struct {
+	Title    *string `json:"title"`
+	Pinned   *bool   `json:"pinned"`
+	Archived *bool   `json:"archived"`
+}
+
+// apiExchangeUpdate renames, pins or archives one of the user's exchanges
+// and answers with its history item.
+func (h *Handlers) apiExchangeUpdate(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var p apiExchangeUpdatePayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if p.Title != nil {
+		title := strings.TrimSpace(*p.Title)
+		if title == "" || utf8.RuneCountInString(title) > maxTitleLength {
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf(`"title" must have 1 to %d characters`, maxTitleLength))
+		}
+		p.Title = &title
+	}
+	userID := currentUser(c).ID
+	ex, err := h.store.UpdateExchange(c.UserContext(), userID, id, models.ExchangeUpdate{Title: p.Title, Pinned: p.Pinned, Archived: p.Archived})
+	if err != nil {
+		return err
+	}
+	h.publishHeader(ex)
+	sum, err := h.store.Summary(c.UserContext(), userID, ex.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIHistoryItem(sum))
+}
