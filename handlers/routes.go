@@ -25,6 +25,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/chat/exchange/:id", h.apiDeleteExchange)
 	api.Put("/chat/exchanges/batch/delete", h.apiBatchDelete)
 	api.Put("/chat/message/:id/feedback", h.apiMessageFeedback)
+	api.Put("/chat/:job_id/feedback", h.apiJobFeedback) // Galaxy's job chats: no fixed route has this shape
 	api.Get("/chat/page/:page_id/history", h.apiPageHistory)
 	api.Delete("/chat/page/:page_id/history", h.apiPageClearHistory)
 	api.Post("/pages", h.apiPageCreate)
