@@ -50,7 +50,8 @@ var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true
 var mxPublic = map[string]bool{
 	"GET /healthz": true, "GET /static/:name": true,
 	"GET /login": true, "POST /login": true, "GET /register": true, "POST /register": true,
-	"POST /logout": true, // signing out needs no account (a visitor's just renews the session)
+	"POST /logout":          true, // signing out needs no account (a visitor's just renews the session)
+	"GET /api/openapi.json": true, // the API's reference describes routes, not data
 }
 
 // mxForms are the forms the unsafe HTML routes need to get past validation
@@ -755,7 +756,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 	// The floors are the counts today: raise them when routes are added, so
 	// coverage cannot shrink unnoticed.
 	if counts.ids < 35 || counts.idRequests < 88 || counts.admin < 18 || counts.csrfHTML < 35 ||
-		counts.csrfAPI < 14 || counts.visitor < 67 || counts.public < 7 {
+		counts.csrfAPI < 14 || counts.visitor < 67 || counts.public < 8 {
 		t.Fatalf("the matrix covers fewer routes than the app has had: %+v", counts)
 	}
 }

@@ -9,6 +9,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	// Infrastructure: no session, no user.
 	app.Get("/healthz", h.healthz)
 	app.Get("/static/:name", h.staticFile)
+	app.Get("/api/openapi.json", h.apiOpenAPI) // the JSON API's reference: public
 
 	app.Use(h.session, h.loadUser)
 
