@@ -75,11 +75,7 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 	if err != nil {
 		return agents.SendRequest{}, err
 	}
-	var query string
-	if p.Query != nil {
-		query = *p.Query
-	}
-	if err := agents.ValidateQuery(query); err != nil {
+	if err := agents.ValidateQuery(*p.Query); err != nil {
 		return agents.SendRequest{}, err
 	}
 	jobID, err := apiQueryJobID(c)
@@ -87,7 +83,7 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		return agents.SendRequest{}, err
 	}
 	req := agents.SendRequest{
-		UserID: currentUser(c).ID, JobID: jobID, Query: query, Context: p.Context,
+		UserID: currentUser(c).ID, JobID: jobID, Query: *p.Query, Context: p.Context,
 		Regenerate: p.Regenerate != nil && *p.Regenerate,
 		AgentType:  utils.CopyString(c.Query("agent_type", agents.AgentAuto)), // outlives the request buffer
 	}
@@ -110,7 +106,8 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 }
 
 // apiChatInput decodes the body, when there is one, and fills each field it
-// leaves out from its query parameter.
+// leaves out from its query parameter. Query is never nil afterwards (an
+// empty query is ValidateQuery's to refuse).
 func apiChatInput(c *fiber.Ctx) (apiChatPayload, error) {
 	var p apiChatPayload
 	if len(c.Body()) > 0 {
@@ -118,7 +115,7 @@ func apiChatInput(c *fiber.Ctx) (apiChatPayload, error) {
 			return p, err
 		}
 	}
-	if p.Query == nil && c.Request().URI().QueryArgs().Has("query") {
+	if p.Query == nil {
 		q := utils.CopyString(c.Query("query")) // outlives the request buffer
 		p.Query = &q
 	}
