@@ -20,6 +20,9 @@ var fiberParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 // templateParam is a path parameter as OpenAPI writes it.
 var templateParam = regexp.MustCompile(`\{([^}]+)\}`)
 
+// statusKey is a key of an operation's responses.
+var statusKey = regexp.MustCompile(`^([1-5][0-9][0-9]|[1-5]XX|default)$`)
+
 // openAPIDoc reads handlers/openapi.json, the document the binary embeds.
 func openAPIDoc(t *testing.T) map[string]any {
 	t.Helper()
@@ -73,8 +76,9 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 }
 
 // TestOpenAPIDocument checks the document is OpenAPI 3.1 and whole: each
-// operation answers something and declares its path parameters, and every
-// $ref names a component that exists.
+// operation answers something, each answer is a status with a description,
+// each operation declares its path parameters, and every $ref names a
+// component that exists.
 func TestOpenAPIDocument(t *testing.T) {
 	doc := openAPIDoc(t)
 	if doc["openapi"] != "3.1.0" {
@@ -112,8 +116,17 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 			operations++
 			where := strings.ToUpper(m) + " " + path
-			if res, _ := op["responses"].(map[string]any); len(res) == 0 {
+			res, _ := op["responses"].(map[string]any)
+			if len(res) == 0 {
 				t.Errorf("%s has no responses", where)
+			}
+			for code, r := range res {
+				if !statusKey.MatchString(code) {
+					t.Errorf("%s answers %q, which is no status", where, code)
+				}
+				if d, _ := resolve(t, doc, r)["description"].(string); d == "" {
+					t.Errorf("%s answers %s without a description (OpenAPI requires one)", where, code)
+				}
 			}
 			if id, _ := op["operationId"].(string); id == "" {
 				t.Errorf("%s has no operationId", where)
