@@ -24,7 +24,7 @@ const MaxQueryLength = 100_000
 type Store interface {
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
 	Page(ctx context.Context, userID, id int64) (*models.Page, error)
-	JobExchange(ctx context.Context, userID, jobID int64) (*models.Exchange, error)
+	JobExchange(ctx context.Context, userID int64, jobID string) (*models.Exchange, error)
 	FirstAnswer(ctx context.Context, userID, exchangeID int64) (*models.Message, error)
 	StartTurn(ctx context.Context, t models.TurnStart) (*models.Exchange, *models.Message, error)
 	RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]models.Message, error)
@@ -144,10 +144,10 @@ func (s *Service) ownerDead(owner string) bool {
 // SendRequest is a user message for an exchange.
 type SendRequest struct {
 	UserID     int64
-	ExchangeID int64  // 0 starts a new exchange
-	JobID      *int64 // a job's exchange: created on first use, then cached
-	PageID     *int64 // a page's chat: the page assistant sees the page's current content
-	AgentType  string // AgentAuto or a concrete type
+	ExchangeID int64   // 0 starts a new exchange
+	JobID      *string // a job's exchange: created on first use, then cached
+	PageID     *int64  // a page's chat: the page assistant sees the page's current content
+	AgentType  string  // AgentAuto or a concrete type
 	Query      string
 	Context    string
 	Regenerate bool // for a job: run the agent again instead of the cached answer

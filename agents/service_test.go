@@ -258,7 +258,7 @@ func TestJobChats(t *testing.T) {
 	ann, bob := newUser(t, s, "ann"), newUser(t, s, "bob")
 	p := &fakeProvider{}
 	svc := New(s, p, Options{Logger: quiet})
-	job := int64(12)
+	job := "12"
 
 	first, err := svc.Send(ctx, SendRequest{UserID: ann, JobID: &job, Query: "summarise job 12"})
 	if err != nil || first.Cached || first.Failed {
@@ -304,7 +304,7 @@ func TestJobChats(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Errorf("job with another exchange_id: err = %v, want *InputError", err)
 	}
-	newJob := int64(13)
+	newJob := "13"
 	n := countMessages(t, s)
 	_, err = svc.Send(ctx, SendRequest{UserID: ann, JobID: &newJob, ExchangeID: general.Exchange.ID, Query: "x"})
 	if !errors.As(err, &ie) {
@@ -318,7 +318,7 @@ func TestJobChats(t *testing.T) {
 		t.Errorf("refused job calls stored %d messages", got-n)
 	}
 	if _, err := s.JobExchange(ctx, ann, newJob); !errors.Is(err, models.ErrNotFound) {
-		t.Errorf("a refused call created job %d's exchange", newJob)
+		t.Errorf("a refused call created job %s's exchange", newJob)
 	}
 }
 
@@ -328,7 +328,7 @@ func TestJobChatRetriesAFailedFirstAnswer(t *testing.T) {
 	ann := newUser(t, s, "ann")
 	p := &fakeProvider{exec: func(context.Context, Request) (*models.AgentResponse, error) { return nil, errors.New("down") }}
 	svc := New(s, p, Options{Logger: quiet})
-	job := int64(1)
+	job := "1"
 	if res, err := svc.Send(ctx, SendRequest{UserID: ann, JobID: &job, Query: "q"}); err != nil || !res.Failed {
 		t.Fatalf("first call = %+v, %v; want failed", res, err)
 	}

@@ -258,7 +258,7 @@ func adminScopeLabel(r *models.AdminExchangeRow) string {
 		return label
 	case models.ScopeJob:
 		if r.JobID != nil {
-			return "job #" + strconv.FormatInt(*r.JobID, 10)
+			return "job #" + *r.JobID
 		}
 	}
 	return r.Scope

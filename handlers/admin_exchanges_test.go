@@ -56,7 +56,7 @@ func newAdminListSeed(t *testing.T) *adminListSeed {
 		{adminSeeded{name: "gamma", user: "bob", scope: "general", agent: "router", turns: 2, ago: 3 * day, errors: true},
 			adminEx{queries: []string{"Gamma", "it broke"}, fail: true}},
 		{adminSeeded{name: "job", user: "bob", scope: "job", agent: "router", turns: 1, ago: 10 * day},
-			adminEx{scope: models.ScopeJob, job: 7, queries: []string{"Job seven question"}, rate: &up}},
+			adminEx{scope: models.ScopeJob, job: "7", queries: []string{"Job seven question"}, rate: &up}},
 		{adminSeeded{name: "coder", user: "bob", scope: "general", agent: "coder", turns: 2, ago: h, down: true, errors: true},
 			adminEx{agent: "coder", queries: []string{"ALPHA again", "and fail"}, rate: &down, fail: true, tools: true}},
 		{adminSeeded{name: "pct", user: "cyd", scope: "general", agent: "router", turns: 1, ago: 40 * day},

@@ -18,7 +18,7 @@ import (
 type adminEx struct {
 	scope   string // general when empty
 	page    int64  // with page scope
-	job     int64  // with job scope
+	job     string // with job scope
 	agent   string // router when empty
 	queries []string
 	fail    bool   // the last turn fails with an error row

@@ -13,13 +13,20 @@ import (
 	"palaver/models"
 )
 
-// apiChatPayload is the body of POST /api/chat (Galaxy's ChatPayload).
+// apiChatPayload is the input of POST /api/chat (Galaxy's ChatPayload). As in
+// Galaxy, query, exchange_id, page_id, regenerate and after_seq may come as
+// query parameters instead of in the body, and the body may then be absent;
+// a field the body gives wins over its query parameter. The pointers tell a
+// field left out from one given.
 type apiChatPayload struct {
-	Query      string `json:"query"`
-	Context    string `json:"context"`
-	ExchangeID *int64 `json:"exchange_id"`
-	PageID     *int64 `json:"page_id"`
-	Regenerate bool   `json:"regenerate"`
+	Query      *string `json:"query"`
+	Context    string  `json:"context"`
+	ExchangeID *int64  `json:"exchange_id"`
+	PageID     *int64  `json:"page_id"`
+	Regenerate *bool   `json:"regenerate"`
+	// AfterSeq is read and checked now so that clients may send it; the
+	// fork it asks for when the log has moved on comes with branches.
+	AfterSeq *int64 `json:"after_seq"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -39,16 +46,9 @@ type apiChatResponse struct {
 // or answers about a job (from the job's first answer unless regenerating).
 func (h *Handlers) apiChat(c *fiber.Ctx) error {
 	start := time.Now()
-	var p apiChatPayload
-	if err := apiDecode(c, &p); err != nil {
-		return err
-	}
-	if err := agents.ValidateQuery(p.Query); err != nil {
-		return h.apiChatRefused(c, start, err)
-	}
-	req, err := p.sendRequest(c)
+	req, err := apiChatRequest(c)
 	if err != nil {
-		return err
+		return h.apiChatRefused(c, start, err)
 	}
 	res, err := h.agents.Send(c.UserContext(), req)
 	if errors.Is(err, agents.ErrTooManyTurns) {
@@ -73,15 +73,23 @@ func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 	return out
 }
 
-// sendRequest turns the payload and the query parameters into a Send.
-func (p apiChatPayload) sendRequest(c *fiber.Ctx) (agents.SendRequest, error) {
-	jobID, err := apiQueryInt(c, "job_id", 1, math.MaxInt64, "a positive integer")
+// apiChatRequest reads the body and the query parameters into a Send.
+func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
+	p, err := apiChatInput(c)
+	if err != nil {
+		return agents.SendRequest{}, err
+	}
+	if err := agents.ValidateQuery(*p.Query); err != nil {
+		return agents.SendRequest{}, err
+	}
+	jobID, err := apiQueryJobID(c)
 	if err != nil {
 		return agents.SendRequest{}, err
 	}
 	req := agents.SendRequest{
-		UserID: currentUser(c).ID, JobID: jobID, Query: p.Query, Context: p.Context, Regenerate: p.Regenerate,
-		AgentType: utils.CopyString(c.Query("agent_type", agents.AgentAuto)), // outlives the request buffer
+		UserID: currentUser(c).ID, JobID: jobID, Query: *p.Query, Context: p.Context,
+		Regenerate: p.Regenerate != nil && *p.Regenerate,
+		AgentType:  utils.CopyString(c.Query("agent_type", agents.AgentAuto)), // outlives the request buffer
 	}
 	if p.ExchangeID != nil {
 		if *p.ExchangeID <= 0 { // names no exchange; null or absent starts one
@@ -101,11 +109,49 @@ func (p apiChatPayload) sendRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 	return req, nil
 }
 
-// apiChatRefused answers a query that cannot be sent (empty or too long: 400;
-// the user's running turns at their limit: 429) with the ChatResponse shape
-// API.md prescribes; nothing has been stored.
+// apiChatInput decodes the body, when there is one, and fills each field it
+// leaves out from its query parameter. Query is never nil afterwards (an
+// empty query is ValidateQuery's to refuse).
+func apiChatInput(c *fiber.Ctx) (apiChatPayload, error) {
+	var p apiChatPayload
+	if len(c.Body()) > 0 {
+		if err := apiDecode(c, &p); err != nil {
+			return p, err
+		}
+	}
+	if p.Query == nil {
+		q := utils.CopyString(c.Query("query")) // outlives the request buffer
+		p.Query = &q
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  **int64
+	}{{"exchange_id", &p.ExchangeID}, {"page_id", &p.PageID}, {"after_seq", &p.AfterSeq}} {
+		if *f.dst == nil {
+			if *f.dst, err = apiQueryInt(c, f.name, math.MinInt64, math.MaxInt64, "an integer"); err != nil {
+				return p, err
+			}
+		}
+	}
+	if p.Regenerate == nil {
+		if p.Regenerate, err = apiQueryBool(c, "regenerate"); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// apiChatRefused answers input that cannot be sent (a body or a query
+// parameter that does not parse, an empty or too long query: 400; the
+// user's running turns at their limit: 429) with the ChatResponse shape
+// API.md prescribes; nothing has been stored. Any other error (an exchange
+// that is not the user's: 404) is the error handler's.
 func (h *Handlers) apiChatRefused(c *fiber.Ctx, start time.Time, err error) error {
 	status, msg := classify(err)
+	if status != fiber.StatusBadRequest && status != fiber.StatusTooManyRequests {
+		return err
+	}
 	h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
 	return c.Status(status).JSON(apiChatResponse{
 		ErrorCode: status, ErrorMessage: msg,

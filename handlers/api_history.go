@@ -79,7 +79,8 @@ func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery
 	if err != nil {
 		return q, err
 	}
-	q.Archived, err = apiQueryBool(c, "archived")
+	archived, err := apiQueryBool(c, "archived")
+	q.Archived = archived != nil && *archived
 	return q, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"palaver/models"
 )
@@ -92,17 +93,6 @@ func apiQueryInt(c *fiber.Ctx, name string, minimum, maximum int64, rule string)
 	return &n, nil
 }
 
-// apiQueryBool reads an optional true/false query parameter (absent: false).
-func apiQueryBool(c *fiber.Ctx, name string) (bool, error) {
-	switch c.Query(name) {
-	case "", "false", "0":
-		return false, nil
-	case "true", "1":
-		return true, nil
-	}
-	return false, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("%s must be true or false", name))
-}
-
 // apiNotice is the answer of routes that only confirm what they did.
 type apiNotice struct {
 	Message string `json:"message"`
@@ -134,4 +124,51 @@ func newAPIMessage(m *models.Message) apiMessage {
 		it.AgentType, it.AgentResponse, it.Feedback = m.AgentType, m.AgentResponse, &m.Feedback
 	}
 	return it
+}
+
+// apiQueryBool reads an optional true/false query parameter (also 1/0, as
+// Python clients send them); an absent or empty one gives nil.
+func apiQueryBool(c *fiber.Ctx, name string) (*bool, error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		return nil, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("%s must be true or false", name))
+	}
+	return &b, nil
+}
+
+// maxJobID is the longest job id, in bytes (ASCII characters).
+const maxJobID = 128
+
+// validJobID says whether id can name a job: an opaque string of 1 to 128
+// printable ASCII characters (Galaxy sends encoded ids like
+// "f2db41e1fa331b3e"; other systems send their own).
+func validJobID(id string) bool {
+	if id == "" || len(id) > maxJobID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// apiQueryJobID reads the optional job_id query parameter; given but not a
+// job id (empty included) is a 400.
+func apiQueryJobID(c *fiber.Ctx) (*string, error) {
+	if !c.Request().URI().QueryArgs().Has("job_id") {
+		return nil, nil
+	}
+	id := c.Query("job_id")
+	if !validJobID(id) {
+		return nil, fiber.NewError(fiber.StatusBadRequest,
+			fmt.Sprintf("job_id must be 1 to %d printable ASCII characters", maxJobID))
+	}
+	id = utils.CopyString(id) // outlives the request buffer
+	return &id, nil
 }

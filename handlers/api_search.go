@@ -79,10 +79,11 @@ func searchQuery(c *fiber.Ctx) (models.SearchQuery, error) {
 		return q, fiber.NewError(fiber.StatusBadRequest, "scope must be general, page or job")
 	}
 	q.AgentType = c.Query("agent_type")
-	var err error
-	if q.Archived, err = apiQueryBool(c, "archived"); err != nil {
+	archived, err := apiQueryBool(c, "archived")
+	if err != nil {
 		return q, err
 	}
+	q.Archived = archived != nil && *archived
 	if before := c.Query("before"); before != "" {
 		cur, err := models.ParseSearchCursor(before)
 		if err != nil {

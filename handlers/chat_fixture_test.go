@@ -228,7 +228,7 @@ func (a *testApp) chatReply(userID, exchangeID int64) int64 {
 // chat (a job's), as the agents would.
 func (a *testApp) chatOtherScope(userID int64) int64 {
 	a.t.Helper()
-	job := int64(77)
+	job := "77"
 	ex, _, err := a.store.StartTurn(context.Background(), models.TurnStart{
 		UserID: userID, Scope: models.ScopeJob, JobID: &job, AgentType: "router", Query: "job question", Owner: "test",
 	})

@@ -47,6 +47,7 @@ type Store interface {
 	Message(ctx context.Context, userID, messageID int64) (*models.Message, error)
 	SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*models.Message, error)
 	SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*models.Message, error)
+	SetJobFeedback(ctx context.Context, userID int64, jobID string, feedback int64) (*models.Message, error)
 
 	AdminStore // the admin area's reads and writes (handlers/admin_auth.go)
 

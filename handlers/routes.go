@@ -9,6 +9,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	// Infrastructure: no session, no user.
 	app.Get("/healthz", h.healthz)
 	app.Get("/static/:name", h.staticFile)
+	app.Get("/api/openapi.json", h.apiOpenAPI) // the JSON API's reference: public
 
 	app.Use(h.session, h.loadUser)
 
@@ -27,6 +28,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/chat/exchange/:id", h.apiDeleteExchange)
 	api.Put("/chat/exchanges/batch/delete", h.apiBatchDelete)
 	api.Put("/chat/message/:id/feedback", h.apiMessageFeedback)
+	api.Put("/chat/:job_id/feedback", h.apiJobFeedback) // Galaxy's job chats: no fixed route has this shape
 	api.Get("/chat/page/:page_id/history", h.apiPageHistory)
 	api.Delete("/chat/page/:page_id/history", h.apiPageClearHistory)
 	api.Post("/pages", h.apiPageCreate)

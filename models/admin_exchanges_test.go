@@ -18,7 +18,7 @@ func adminSpecs() []*seedSpec {
 		{user: "ann", scope: ScopePage, page: "Roadmap", agent: "page_assistant", query: "Edit roadmap", turns: 2,
 			proposals: []string{"accepted", "rejected", "open"}, ago: 2 * time.Hour},
 		{user: "bob", agent: "router", query: "Gamma", turns: 2, failLast: true, ago: 72 * time.Hour},
-		{user: "bob", scope: ScopeJob, job: 7, agent: "router", query: "Job seven question", turns: 1, up: true, ago: 240 * time.Hour},
+		{user: "bob", scope: ScopeJob, job: "7", agent: "router", query: "Job seven question", turns: 1, up: true, ago: 240 * time.Hour},
 		{user: "bob", agent: "coder", query: "ALPHA again", turns: 2, down: true, failLast: true, ago: time.Hour},
 		{user: "cy", agent: "router", query: "100% done_ok", turns: 1, ago: 960 * time.Hour},
 		{user: "cy", agent: "router", query: "Delta plan", turns: 1, ago: 0, pinned: true},

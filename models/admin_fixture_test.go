@@ -17,7 +17,7 @@ type seedSpec struct {
 	user      string
 	scope     string // ScopeGeneral when empty
 	page      string // with ScopePage: the page's title
-	job       int64  // with ScopeJob
+	job       string // with ScopeJob
 	agent     string
 	query     string // the first message; the title comes from it
 	turns     int    // user messages (≥ 1)

@@ -38,7 +38,7 @@ func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, erro
 }
 
 // JobExchange loads the user's exchange about a job.
-func (s *Store) JobExchange(ctx context.Context, userID, jobID int64) (*Exchange, error) {
+func (s *Store) JobExchange(ctx context.Context, userID int64, jobID string) (*Exchange, error) {
 	var e Exchange
 	err := s.db.WithContext(ctx).Where("user_id = ? AND job_id = ?", userID, jobID).Take(&e).Error
 	return &e, wrap("job exchange", err)

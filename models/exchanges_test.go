@@ -45,7 +45,7 @@ func TestListExchangesKeysetWalk(t *testing.T) {
 		}
 		page := mustPage(t, s, ann.ID, "P")
 		mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &page.ID, Query: "about the page"}, "p")
-		job := int64(5)
+		job := "5"
 		mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopeJob, JobID: &job, Query: "about the job"}, "j")
 
 		for _, limit := range []int{1, 4, 7, 25, 50} {
@@ -157,7 +157,7 @@ func TestListExchangesByScope(t *testing.T) {
 		p1, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &p.ID, Query: "p1"}, "r")
 		p2, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &p.ID, Query: "p2"}, "r")
 		q1, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &q.ID, Query: "q1"}, "r")
-		job := int64(9)
+		job := "9"
 		j1, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopeJob, JobID: &job, Query: "j"}, "r")
 		g1, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "g"}, "r")
 		for _, tc := range []struct {
@@ -283,7 +283,7 @@ func TestClearExchanges(t *testing.T) {
 		ctx := context.Background()
 		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
 		p, q := mustPage(t, s, ann.ID, "P"), mustPage(t, s, ann.ID, "Q")
-		job := int64(3)
+		job := "3"
 		g1, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "g1"}, "a") // 2 messages
 		mustTurn(t, s, TurnStart{UserID: ann.ID, ExchangeID: g1.ID, Query: "g1b"}, "a")
 		failed, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "g2"}) // 2 messages (user + error)
@@ -375,7 +375,7 @@ func TestCrossUserIsolation(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ann, eve := mustUser(t, s, "ann"), mustUser(t, s, "eve")
-		job := int64(1)
+		job := "1"
 		ex, _, reply := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "private"}, "secret")
 		jex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopeJob, JobID: &job, Query: "job"}, "r")
 		p := mustPage(t, s, ann.ID, "P")

@@ -90,3 +90,14 @@ func (s *Store) SetExchangeFeedback(ctx context.Context, userID, exchangeID int6
 	}
 	return s.SetFeedback(ctx, userID, m.ID, &feedback, m.FeedbackComment)
 }
+
+// SetJobFeedback rates the latest assistant message of the user's exchange
+// about a job, as SetExchangeFeedback does; a job with no exchange of the
+// user's gives ErrNotFound.
+func (s *Store) SetJobFeedback(ctx context.Context, userID int64, jobID string, feedback int64) (*Message, error) {
+	ex, err := s.JobExchange(ctx, userID, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("set job feedback: %w", err)
+	}
+	return s.SetExchangeFeedback(ctx, userID, ex.ID, feedback)
+}

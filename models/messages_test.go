@@ -208,3 +208,39 @@ func TestSetExchangeFeedback(t *testing.T) {
 		wantErr(t, err, ErrNoAssistantMessage, "rating an exchange with no reply")
 	})
 }
+
+func TestSetJobFeedback(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		job := "f2db41e1fa331b3e"
+		ex, _, first := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopeJob, JobID: &job, Query: "why?"}, "out of memory")
+		latest := assistant("still out of memory")
+		again, _ := mustStart(t, s, TurnStart{UserID: ann.ID, ExchangeID: ex.ID, Query: "and now?"})
+		if err := s.FinishTurn(ctx, again.ID, *again.TurnOwner, latest); err != nil {
+			t.Fatal(err)
+		}
+		bobs := "f2db41e1fa331b3f"
+		mustTurn(t, s, TurnStart{UserID: bob.ID, Scope: ScopeJob, JobID: &bobs, Query: "mine"}, "yours")
+
+		m, err := s.SetJobFeedback(ctx, ann.ID, job, FeedbackUp)
+		if err != nil || m.ID != latest.ID || m.Feedback == nil || *m.Feedback != FeedbackUp {
+			t.Fatalf("SetJobFeedback = %+v, %v; want the latest reply %d rated up", m, err, latest.ID)
+		}
+		if n := count(t, s, "messages", "id = ? AND feedback IS NULL", first.ID); n != 1 {
+			t.Error("the first reply was rated too")
+		}
+		before := count(t, s, "messages", "feedback IS NOT NULL")
+		for _, tc := range []struct {
+			what string
+			user int64
+			job  string
+		}{{"another user's job", ann.ID, bobs}, {"a job of hers that bob names", bob.ID, job}, {"a job with no chat", ann.ID, "nope"}} {
+			_, err := s.SetJobFeedback(ctx, tc.user, tc.job, FeedbackDown)
+			wantErr(t, err, ErrNotFound, tc.what)
+		}
+		if after := count(t, s, "messages", "feedback IS NOT NULL"); after != before {
+			t.Errorf("refused ratings changed %d messages", after-before)
+		}
+	})
+}

@@ -86,9 +86,9 @@ type Exchange struct {
 	UserID          int64  `gorm:"not null"`
 	Scope           string `gorm:"not null"`
 	PageID          *int64
-	JobID           *int64
-	Title           string `gorm:"not null"`
-	AgentType       string `gorm:"not null"` // the agent used last
+	JobID           *string // a job chat's opaque job id (Galaxy's encoded ids)
+	Title           string  `gorm:"not null"`
+	AgentType       string  `gorm:"not null"` // the agent used last
 	ForkedFromID    *int64
 	ForkedAtSeq     *int64
 	Pinned          bool      `gorm:"not null"`

@@ -14,10 +14,10 @@ import (
 // TurnStart is the user message that opens a turn, and where it goes.
 type TurnStart struct {
 	UserID     int64
-	ExchangeID int64  // 0 starts a new exchange
-	Scope      string // of a new exchange
-	PageID     *int64 // of a new page exchange
-	JobID      *int64 // of a new job exchange
+	ExchangeID int64   // 0 starts a new exchange
+	Scope      string  // of a new exchange
+	PageID     *int64  // of a new page exchange
+	JobID      *string // of a new job exchange
 	AgentType  string
 	Query      string
 	Owner      string // who holds the turn's lease

@@ -141,7 +141,7 @@ func TestStartTurnScopes(t *testing.T) {
 		if pex.Scope != ScopePage || pex.PageID == nil || *pex.PageID != page.ID {
 			t.Errorf("page exchange = %+v", pex)
 		}
-		job := int64(77)
+		job := "77"
 		jex, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Scope: ScopeJob, JobID: &job, Query: "q"})
 		if jex.Scope != ScopeJob || jex.JobID == nil || *jex.JobID != job {
 			t.Errorf("job exchange = %+v", jex)
