@@ -11,18 +11,23 @@ DROP TRIGGER messages_fts_delete;
 DROP TRIGGER messages_fts_insert;
 DROP TABLE messages_fts;
 
+-- The index reads its text through this view: exactly the rows it holds,
+-- so FTS5's integrity-check compares like with like, and snippets read the
+-- message by its id.
+CREATE VIEW messages_searchable AS
+    SELECT id, content FROM messages WHERE role IN ('user', 'assistant', 'tool_result');
+
 CREATE VIRTUAL TABLE messages_fts USING fts5 (
-    content, content = 'messages', content_rowid = 'id',
+    content, content = 'messages_searchable', content_rowid = 'id',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 -- Deleting removes the words from the index at once instead of leaving
 -- delete markers beside them (00003).
 INSERT INTO messages_fts (messages_fts, rank) VALUES ('secure-delete', 1);
-INSERT INTO messages_fts (rowid, content)
-    SELECT id, content FROM messages WHERE role IN ('user', 'assistant', 'tool_result');
+INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 
--- The delete and update triggers must name exactly the rows the insert
--- trigger indexed: an external-content index is told what to remove.
+-- The triggers name exactly the rows of the view: an external-content
+-- index is told what to add and what to remove.
 -- +goose StatementBegin
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
 WHEN new.role IN ('user', 'assistant', 'tool_result') BEGIN
@@ -84,6 +89,7 @@ DROP TRIGGER messages_fts_update;
 DROP TRIGGER messages_fts_delete;
 DROP TRIGGER messages_fts_insert;
 DROP TABLE messages_fts;
+DROP VIEW messages_searchable;
 CREATE VIRTUAL TABLE messages_fts USING fts5 (content, content = 'messages', content_rowid = 'id');
 INSERT INTO messages_fts (messages_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
