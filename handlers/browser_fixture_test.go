@@ -69,6 +69,7 @@ func TestBrowser(t *testing.T) {
 		{"AdminList", browserAdminList},
 		{"NoJavaScript", browserNoJavaScript},
 		{"CodeBlock", browserCodeBlock},
+		{"Phone", browserPhone},
 		{"EveryPage", browserEveryPage},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })

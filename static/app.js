@@ -597,3 +597,88 @@
   document.addEventListener("htmx:load", (e) => addButtons(e.detail.elt));
   document.addEventListener("htmx:afterSettle", () => addButtons(document));
 })();
+
+// ---------------------------------------------------------------------------
+// Phones: the conversations drawer (chat_history.templ). The top bar's button
+// opens it; choosing a chat, New chat, the close button, the backdrop and
+// Escape close it. Without JavaScript the button's #conversations opens it
+// through :target and choosing a chat loads a page without the hash.
+(function () {
+  const ROOT = document.documentElement;
+  const isOpen = () => ROOT.dataset.drawer === "open";
+
+  function toggles() {
+    return document.querySelectorAll("[data-drawer-toggle]");
+  }
+
+  function setOpen(open) {
+    if (open) ROOT.dataset.drawer = "open";
+    else delete ROOT.dataset.drawer;
+    toggles().forEach((b) => b.setAttribute("aria-expanded", String(open)));
+    if (location.hash === "#conversations") history.replaceState(history.state, "", location.pathname + location.search);
+    if (open) {
+      const first = document.querySelector("#conversations input, #conversations [data-testid=new-chat]");
+      if (first) first.focus();
+    }
+  }
+
+  document.addEventListener("click", (e) => {
+    if (!(e.target instanceof Element)) return;
+    if (e.target.closest("[data-drawer-toggle]")) {
+      e.preventDefault();
+      setOpen(!isOpen());
+      return;
+    }
+    if (e.target.closest("[data-drawer-close]")) {
+      e.preventDefault();
+      setOpen(false);
+      return;
+    }
+    if (isOpen() && e.target.closest("#conversations a[href^='/chat']")) setOpen(false); // a chat was chosen
+  });
+  document.addEventListener("submit", (e) => {
+    if (isOpen() && e.target instanceof Element && e.target.closest("#conversations") && e.target.matches("form[action='/chat/new']")) {
+      setOpen(false);
+    }
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && isOpen()) setOpen(false);
+  });
+  // A page opened with the drawer's hash (a link from a page without
+  // JavaScript) shows it open, the script's way.
+  document.addEventListener("DOMContentLoaded", () => {
+    if (location.hash === "#conversations") setOpen(true);
+  });
+})();
+
+// ---------------------------------------------------------------------------
+// The page editor's tabs below lg (page.templ, app.css): a tab shows its pane
+// without touching the address or the scroll. A page opened on a pane's
+// hash (a link followed without JavaScript) starts on that pane.
+(function () {
+  const FROM_HASH = { "#page-content-pane": "edit", "#page-preview-pane": "preview", "#page-chat": "chat" };
+
+  function show(box, tab) {
+    box.dataset.tab = tab;
+    box.querySelectorAll(".page-tab").forEach((a) => {
+      if (a.dataset.tab === tab) a.setAttribute("aria-current", "true");
+      else a.removeAttribute("aria-current");
+    });
+  }
+
+  function init() {
+    const box = document.querySelector("[data-page-tabs]");
+    if (!box || box.dataset.tab) return;
+    show(box, FROM_HASH[location.hash] || "edit");
+    if (FROM_HASH[location.hash]) history.replaceState(history.state, "", location.pathname + location.search);
+  }
+
+  document.addEventListener("click", (e) => {
+    const a = e.target instanceof Element && e.target.closest(".page-tab");
+    if (!a) return;
+    e.preventDefault();
+    show(a.closest("[data-page-tabs]"), a.dataset.tab);
+  });
+  document.addEventListener("DOMContentLoaded", init);
+  document.addEventListener("htmx:load", init);
+})();
