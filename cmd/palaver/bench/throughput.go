@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"palaver/models"
@@ -19,11 +20,23 @@ const rounds = 3
 func throughputFigures(ctx context.Context, e *env, r report) error {
 	var apiRates, rawRates []float64
 	var sample *models.Message // a stored reply, for the raw rows to copy
+	var cpu time.Duration      // the process's CPU time over the API rounds
+	turns := 0
 	for range rounds {
+		cpu0, err := cpuTime()
+		if err != nil {
+			return err
+		}
 		turnsPerS, reply, err := e.apiThroughput(ctx)
 		if err != nil {
 			return fmt.Errorf("api: %w", err)
 		}
+		cpu1, err := cpuTime()
+		if err != nil {
+			return err
+		}
+		cpu += cpu1 - cpu0
+		turns += max(e.size.Turns/e.size.Clients, 1) * e.size.Clients
 		sample = reply
 		rowsPerS, err := e.rawThroughput(ctx, sample, e.size.Clients)
 		if err != nil {
@@ -44,7 +57,20 @@ func throughputFigures(ctx context.Context, e *env, r report) error {
 		return fmt.Errorf("raw: %w", err)
 	}
 	r.line("raw_rows_per_s_one_writer", serial, "")
+	r.line("throughput_ratio_one_writer", turnsPerS/(serial/2), "≥ 0.5; = turns_per_s / (raw_rows_per_s_one_writer/2)")
+	// CPU time does not swing with the disk. The HTTP clients run in this
+	// process too, so the figure is an upper bound on the server's share.
+	r.line("cpu_us_per_turn", float64(cpu.Microseconds())/float64(turns), "≤ 400; server and its clients in one process")
 	return nil
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // apiThroughput runs size.turns full POST /api/chat turns from size.clients
