@@ -113,7 +113,7 @@ func TestFullTextIndex(t *testing.T) {
 			var ids []int64
 			q := "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank"
 			if s.Dialect() == "postgres" {
-				q = "SELECT id FROM messages WHERE content_tsv @@ plainto_tsquery('simple', ?) ORDER BY id"
+				q = "SELECT id FROM messages WHERE content_tsv @@ plainto_tsquery('palaver', ?) ORDER BY id"
 			}
 			if err := s.db.Raw(q, word).Scan(&ids).Error; err != nil {
 				t.Fatalf("search %q: %v", word, err)

@@ -1,0 +1,330 @@
+package models
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// SearchQuery is one page of a user's search over their own messages and
+// exchange titles.
+type SearchQuery struct {
+	Terms     []SearchTerm // from ParseSearch; none finds nothing
+	Scope     string       // ScopeGeneral, ScopePage or ScopeJob; "" for all
+	AgentType string       // the exchange's agent; "" for any
+	Archived  bool         // include archived exchanges
+	Before    *SearchCursor
+	Limit     int
+}
+
+// RoleTitle is the role of a hit on an exchange's title.
+const RoleTitle = "title"
+
+// SearchHit is a matching message, or an exchange whose title matches
+// (MessageID and Seq nil, Role RoleTitle).
+type SearchHit struct {
+	ExchangeID int64
+	MessageID  *int64
+	Seq        *int64
+	Role       string
+	Title      string
+	Scope      string
+	PageID     *int64
+	// Snippet is HTML: the text around the match, escaped, with each
+	// matched term in <mark>…</mark>; nothing else is markup.
+	Snippet string
+	At      time.Time // the message's time, or the exchange's last activity
+	Cursor  SearchCursor
+}
+
+// SearchCursor is a keyset position in a search's order: best rank first
+// (lower is better), newest first among equals, then messages before titles,
+// higher ids first.
+type SearchCursor struct {
+	Rank float64
+	At   time.Time
+	Kind int // searchKindMessage or searchKindTitle
+	ID   int64
+}
+
+const (
+	searchKindMessage = 0
+	searchKindTitle   = 1
+)
+
+// String encodes the cursor as an opaque token.
+func (c SearchCursor) String() string {
+	raw := strconv.FormatFloat(c.Rank, 'g', -1, 64) + "." + strconv.FormatInt(c.At.UnixMicro(), 10) +
+		"." + strconv.Itoa(c.Kind) + "." + strconv.FormatInt(c.ID, 10)
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+// ParseSearchCursor decodes a token made by SearchCursor.String.
+func ParseSearchCursor(token string) (SearchCursor, error) {
+	bad := fmt.Errorf("%w: %q", ErrBadCursor, token)
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return SearchCursor{}, bad
+	}
+	// The rank may itself hold a dot: the other three parts are the last.
+	parts := strings.Split(string(raw), ".")
+	if len(parts) < 4 {
+		return SearchCursor{}, bad
+	}
+	n := len(parts)
+	rank, err1 := strconv.ParseFloat(strings.Join(parts[:n-3], "."), 64)
+	micros, err2 := strconv.ParseInt(parts[n-3], 10, 64)
+	kind, err3 := strconv.Atoi(parts[n-2])
+	id, err4 := strconv.ParseInt(parts[n-1], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || math.IsNaN(rank) || math.IsInf(rank, 0) ||
+		(kind != searchKindMessage && kind != searchKindTitle) || id <= 0 {
+		return SearchCursor{}, bad
+	}
+	return SearchCursor{Rank: rank, At: time.UnixMicro(micros).UTC(), Kind: kind, ID: id}, nil
+}
+
+// Markers the engines put around matched terms in a snippet; the snippet is
+// then escaped and they become <mark> (searchSnippet). Control characters a
+// message could hold too: they never make more than balanced marks.
+const (
+	markOpen  = "\x01"
+	markClose = "\x02"
+)
+
+// searchRow is one hit as the search query returns it.
+type searchRow struct {
+	ID         int64
+	Kind       int
+	ExchangeID int64
+	Seq        *int64
+	Role       string
+	At         time.Time
+	Rank       float64
+	Title      string
+	Scope      string
+	PageID     *int64
+}
+
+// Search returns one keyset page of the user's hits for q, best first. The
+// terms are the engine's query in full: they were parsed (ParseSearch), and
+// whatever was typed cannot reach the engine as syntax.
+func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]SearchHit, error) {
+	if len(q.Terms) == 0 || q.Limit <= 0 {
+		return []SearchHit{}, nil
+	}
+	db := s.db.WithContext(ctx)
+	var rows []searchRow
+	var err error
+	if s.dialect == "postgres" {
+		rows, err = s.searchPostgres(db, userID, q)
+	} else {
+		rows, err = s.searchSQLite(db, userID, q)
+	}
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	snippets, err := s.snippets(db, q.Terms, rows)
+	if err != nil {
+		return nil, wrap("search: snippets", err)
+	}
+	hits := make([]SearchHit, len(rows))
+	for i, r := range rows {
+		h := SearchHit{
+			ExchangeID: r.ExchangeID, Seq: r.Seq, Role: r.Role, Title: r.Title, Scope: r.Scope, PageID: r.PageID,
+			At: r.At.UTC(), Cursor: SearchCursor{Rank: r.Rank, At: r.At.UTC(), Kind: r.Kind, ID: r.ID},
+		}
+		if r.Kind == searchKindMessage {
+			h.MessageID = &rows[i].ID
+			h.Snippet = searchSnippet(snippets[searchKey{r.Kind, r.ID}])
+		} else {
+			h.Role = RoleTitle
+			h.Snippet = searchSnippet(snippets[searchKey{r.Kind, r.ID}])
+		}
+		hits[i] = h
+	}
+	return hits, nil
+}
+
+// searchFilters is the WHERE clause on the exchange (alias e) every hit
+// shares, and its arguments.
+func searchFilters(userID int64, q SearchQuery) (string, []any) {
+	where, args := "e.user_id = ?", []any{userID}
+	if q.Scope != "" {
+		where += " AND e.scope = ?"
+		args = append(args, q.Scope)
+	}
+	if q.AgentType != "" {
+		where += " AND e.agent_type = ?"
+		args = append(args, q.AgentType)
+	}
+	if !q.Archived {
+		where += " AND e.archived = ?"
+		args = append(args, false)
+	}
+	return where, args
+}
+
+// searchKeyset is the condition for rows after the cursor in the search's
+// order (rank, at DESC, kind, id DESC), over the columns of the union.
+func searchKeyset(c *SearchCursor) (string, []any) {
+	if c == nil {
+		return "1 = 1", nil
+	}
+	at := c.At.UTC()
+	return `(rank > ? OR (rank = ? AND (at < ? OR (at = ? AND (kind > ? OR (kind = ? AND id < ?))))))`,
+		[]any{c.Rank, c.Rank, at, at, c.Kind, c.Kind, c.ID}
+}
+
+// searchSQLite ranks with FTS5's bm25 (lower is better).
+func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
+	match := ftsQuery(q.Terms)
+	filter, fargs := searchFilters(userID, q)
+	keyset, kargs := searchKeyset(q.Before)
+	sql := `SELECT * FROM (
+		SELECT m.id AS id, 0 AS kind, m.exchange_id AS exchange_id, m.seq AS seq, m.role AS role, m.created_at AS at,
+			bm25(messages_fts) AS rank, e.title AS title, e.scope AS scope, e.page_id AS page_id
+		FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN exchanges e ON e.id = m.exchange_id
+		WHERE messages_fts MATCH ? AND ` + filter + `
+		UNION ALL
+		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts), e.title, e.scope, e.page_id
+		FROM exchanges_fts JOIN exchanges e ON e.id = exchanges_fts.rowid
+		WHERE exchanges_fts MATCH ? AND ` + filter + `
+	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?`
+	args := append([]any{match}, fargs...)
+	args = append(append(args, match), fargs...)
+	args = append(append(args, kargs...), q.Limit)
+	var rows []searchRow
+	return rows, db.Raw(sql, args...).Scan(&rows).Error
+}
+
+// searchPostgres ranks with ts_rank_cd, negated so that lower is better as
+// on SQLite and the cursor reads the same.
+func (s *Store) searchPostgres(db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
+	tsq, qargs := tsQuerySQL(q.Terms)
+	filter, fargs := searchFilters(userID, q)
+	keyset, kargs := searchKeyset(q.Before)
+	sql := `WITH query AS (SELECT ` + tsq + ` AS q)
+	SELECT * FROM (
+		SELECT m.id AS id, 0 AS kind, m.exchange_id AS exchange_id, m.seq AS seq, m.role AS role, m.created_at AS at,
+			-ts_rank_cd(m.content_tsv, query.q)::float8 AS rank, e.title AS title, e.scope AS scope, e.page_id AS page_id
+		FROM query, messages m JOIN exchanges e ON e.id = m.exchange_id
+		WHERE m.content_tsv @@ query.q AND ` + filter + `
+		UNION ALL
+		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, -ts_rank_cd(e.title_tsv, query.q)::float8, e.title, e.scope, e.page_id
+		FROM query, exchanges e
+		WHERE e.title_tsv @@ query.q AND ` + filter + `
+	) hits WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?`
+	args := append(append(append(qargs, fargs...), fargs...), kargs...)
+	args = append(args, q.Limit)
+	var rows []searchRow
+	return rows, db.Raw(sql, args...).Scan(&rows).Error
+}
+
+// tsQuerySQL is the SQL expression of the tsquery for terms, each term a
+// bound parameter (tsQueryParts), all of them required.
+func tsQuerySQL(terms []SearchTerm) (string, []any) {
+	parts := tsQueryParts(terms)
+	exprs := make([]string, len(parts))
+	args := make([]any, len(parts))
+	for i, p := range parts {
+		if p.prefix {
+			exprs[i] = "to_tsquery('palaver', ?)"
+		} else {
+			exprs[i] = "phraseto_tsquery('palaver', ?)"
+		}
+		args[i] = p.text
+	}
+	return "(" + strings.Join(exprs, " && ") + ")", args
+}
+
+// searchKey names a hit: a message's id or an exchange's (for its title).
+type searchKey struct {
+	kind int
+	id   int64
+}
+
+// snippets makes the page's snippets, for its hits alone: the engines'
+// snippet functions read and tokenize each text again, which costs too
+// much to run over every match before the page is cut.
+func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map[searchKey]string, error) {
+	var msgIDs, exIDs []int64
+	for _, r := range rows {
+		if r.Kind == searchKindMessage {
+			msgIDs = append(msgIDs, r.ID)
+		} else {
+			exIDs = append(exIDs, r.ID)
+		}
+	}
+	type snip struct {
+		ID      int64
+		Snippet string
+	}
+	out := map[searchKey]string{}
+	read := func(kind int, ids []int64, sqlite, postgres string) error {
+		if len(ids) == 0 {
+			return nil
+		}
+		var got []snip
+		var err error
+		if s.dialect == "postgres" {
+			tsq, args := tsQuerySQL(terms)
+			err = db.Raw(strings.Replace(postgres, "QUERY", tsq, 1), append(args, ids)...).Scan(&got).Error
+		} else {
+			err = db.Raw(sqlite, ftsQuery(terms), ids).Scan(&got).Error
+		}
+		for _, g := range got {
+			out[searchKey{kind, g.ID}] = g.Snippet
+		}
+		return err
+	}
+	const headline = `'StartSel=` + markOpen + `, StopSel=` + markClose + `, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "'`
+	if err := read(searchKindMessage, msgIDs,
+		`SELECT rowid AS id, snippet(messages_fts, 0, char(1), char(2), '…', 24) AS snippet
+			FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN ?`,
+		`SELECT m.id, ts_headline('palaver', m.content, QUERY, `+headline+`) AS snippet
+			FROM messages m WHERE m.id IN ?`); err != nil {
+		return nil, err
+	}
+	err := read(searchKindTitle, exIDs,
+		`SELECT rowid AS id, highlight(exchanges_fts, 0, char(1), char(2)) AS snippet
+			FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN ?`,
+		`SELECT e.id, ts_headline('palaver', e.title, QUERY, 'StartSel=`+markOpen+`, StopSel=`+markClose+`, HighlightAll=true') AS snippet
+			FROM exchanges e WHERE e.id IN ?`)
+	return out, err
+}
+
+// searchSnippet turns an engine's snippet, its matches between markOpen and
+// markClose, into HTML: the text escaped, each match in <mark>, the marks
+// balanced whatever the text held.
+func searchSnippet(raw string) string {
+	var b strings.Builder
+	open := false
+	for {
+		i := strings.IndexAny(raw, markOpen+markClose)
+		if i < 0 {
+			break
+		}
+		b.WriteString(html.EscapeString(raw[:i]))
+		switch {
+		case raw[i] == markOpen[0] && !open:
+			b.WriteString("<mark>")
+			open = true
+		case raw[i] == markClose[0] && open:
+			b.WriteString("</mark>")
+			open = false
+		}
+		raw = raw[i+1:]
+	}
+	b.WriteString(html.EscapeString(raw))
+	if open {
+		b.WriteString("</mark>")
+	}
+	return b.String()
+}

@@ -1,0 +1,149 @@
+package models
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A search is parsed here, never handed to the engine as typed: whatever a
+// person types is a valid search. It is words that must all appear,
+// "quoted phrases" whose words must appear in order, and word* prefixes.
+// Anything the engines would read as syntax (AND, OR, NOT, NEAR, brackets,
+// colons, carets, minus signs, backslashes, stray quotes and stars) is
+// taken as plain text: it is split into words on every character that is
+// not a letter, a digit or a combining mark, as both engines split text when
+// they index it. Each engine's query is then built from those words alone
+// (ftsQuery, tsQueryParts), so it can only be a conjunction of quoted
+// strings.
+
+// SearchTerm is one part of a search: a word, or a phrase of several words
+// that must appear together in this order; Prefix makes its last word a
+// prefix.
+type SearchTerm struct {
+	Words  []string
+	Prefix bool
+}
+
+// Bounds of a parsed search: a longer one is cut, not refused, so a
+// pasted paragraph still searches.
+const (
+	searchMaxTerms     = 16
+	searchMaxWords     = 64 // in all, over the terms
+	searchMaxWordRunes = 64
+)
+
+// ParseSearch splits q into terms. It returns none when q holds no letter
+// or digit at all.
+func ParseSearch(q string) []SearchTerm {
+	q = strings.ToValidUTF8(q, " ")
+	var terms []SearchTerm
+	words := 0
+	add := func(text string) {
+		// A star right after a word makes it a prefix ("abc*", not "abc-*").
+		trimmed := strings.TrimRight(text, "*")
+		last, _ := utf8.DecodeLastRuneInString(trimmed)
+		prefix := trimmed != text && isWordRune(last)
+		ws := searchWords(trimmed)
+		if len(ws) == 0 || len(terms) == searchMaxTerms || words == searchMaxWords {
+			return
+		}
+		if words+len(ws) > searchMaxWords {
+			ws, prefix = ws[:searchMaxWords-words], false
+		}
+		words += len(ws)
+		terms = append(terms, SearchTerm{Words: ws, Prefix: prefix})
+	}
+	for rest := q; rest != ""; {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			break
+		}
+		if rest[0] == '"' {
+			body, after, closed := strings.Cut(rest[1:], `"`)
+			if closed && strings.HasPrefix(after, "*") {
+				body += "*"
+				after = strings.TrimLeft(after, "*")
+			}
+			add(body)
+			rest = after
+			continue
+		}
+		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if end < 0 {
+			end = len(rest)
+		}
+		add(rest[:end])
+		rest = rest[end:]
+	}
+	return terms
+}
+
+// isWordRune says whether r belongs to a word: a letter, a digit or a mark
+// (an accent the tokenizers fold away, a vowel sign of an Indic script).
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r)
+}
+
+// searchWords splits text into lower-case words, each cut to
+// searchMaxWordRunes.
+func searchWords(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !isWordRune(r) }) {
+		// A word of marks alone is no word to either tokenizer.
+		if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue
+		}
+		if utf8.RuneCountInString(w) > searchMaxWordRunes {
+			w = string([]rune(w)[:searchMaxWordRunes])
+		}
+		out = append(out, strings.ToLower(w))
+	}
+	return out
+}
+
+// ftsQuery is the FTS5 query for terms: each term a double-quoted string
+// (its words cannot hold a quote), a prefix marked with a star after it,
+// all of them required.
+func ftsQuery(terms []SearchTerm) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.Join(t.Words, " "))
+		b.WriteByte('"')
+		if t.Prefix {
+			b.WriteString(" *")
+		}
+	}
+	return b.String()
+}
+
+// tsQueryPart is one term for PostgreSQL: text for phraseto_tsquery, or,
+// for a prefix, a query for to_tsquery built of quoted lexemes only.
+type tsQueryPart struct {
+	text   string
+	prefix bool
+}
+
+// tsQueryParts turns terms into what PostgreSQL's query functions take.
+// Plain terms go through phraseto_tsquery, which reads any text as words;
+// a prefix needs to_tsquery's ':*', so its words are quoted there (they hold
+// letters, digits and marks only) and chained in order with <->.
+func tsQueryParts(terms []SearchTerm) []tsQueryPart {
+	out := make([]tsQueryPart, len(terms))
+	for i, t := range terms {
+		if !t.Prefix {
+			out[i] = tsQueryPart{text: strings.Join(t.Words, " ")}
+			continue
+		}
+		quoted := make([]string, len(t.Words))
+		for j, w := range t.Words {
+			quoted[j] = "'" + w + "'"
+		}
+		out[i] = tsQueryPart{text: strings.Join(quoted, " <-> ") + ":*", prefix: true}
+	}
+	return out
+}
