@@ -56,6 +56,7 @@ var figures = []struct {
 	run  figure
 }{
 	{"append", appendFigures},
+	{"fork", forkFigures},
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
 	{"fanout", fanoutFigures},
