@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Forks (issue 11). A fork is an exchange whose log begins with a copy of
@@ -112,14 +113,22 @@ func (s *Store) StartFork(ctx context.Context, f ForkStart) (*Exchange, *Message
 
 // fork copies the parent's log before seq into a new exchange, in tx.
 func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*Exchange, error) {
+	var parent Exchange
+	q := tx.Where("id = ? AND user_id = ?", parentID, userID)
+	if s.dialect == "postgres" {
+		// The parent's row first, as the new row's foreign key would take
+		// it: a delete of the parent that holds it finishes first (and the
+		// fork finds nothing), instead of waiting for the advisory lock
+		// while the fork waits for the row.
+		q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+	}
+	if err := q.Take(&parent).Error; err != nil {
+		return nil, err
+	}
 	if s.dialect == "postgres" {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock_shared(?)", forkLock).Error; err != nil {
 			return nil, err
 		}
-	}
-	var parent Exchange
-	if err := tx.Where("id = ? AND user_id = ?", parentID, userID).Take(&parent).Error; err != nil {
-		return nil, err
 	}
 	var next int64
 	if err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1) + 1").

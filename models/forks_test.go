@@ -3,10 +3,14 @@ package models
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"palaver/migrations"
 )
 
 // forkFixture is a family of three:
@@ -575,4 +579,77 @@ func TestBranchPoints(t *testing.T) {
 		_, err = s.BranchPoints(ctx, mustUser(t, s, "bob").ID, root.ID)
 		wantErr(t, err, ErrNotFound, "another user's branch points")
 	})
+}
+
+// TestForksMigration: messages written before migration 00008 stay found
+// once, their exchanges' sizes stay right, and they can be forked.
+func TestForksMigration(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := Open(filepath.Join(t.TempDir(), "palaver.db"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		checkForksMigration(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv(postgresEnv)
+		if dsn == "" {
+			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
+		}
+		s, err := Open(dsn, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		lockPostgres(t, s)
+		if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
+			t.Fatal(err)
+		}
+		checkForksMigration(t, s)
+	})
+}
+
+func checkForksMigration(t *testing.T, s *Store) {
+	ctx := context.Background()
+	sqlDB, err := s.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.UpTo(ctx, sqlDB, s.dialect, 7); err != nil {
+		t.Fatal(err)
+	}
+	// Raw rows: the models already know copy_of, which 00007 lacks.
+	at := now()
+	var userID, exID int64
+	if err := s.db.Raw("INSERT INTO users (username, password_hash, is_admin, created_at) VALUES ('ann', 'h', false, ?) RETURNING id", at).Scan(&userID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Raw("INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'old', 'router', 1, ?, ?) RETURNING id",
+		userID, at, at).Scan(&exID).Error; err != nil {
+		t.Fatal(err)
+	}
+	for seq, c := range []string{"oscar words", "papa words"} {
+		role := []string{RoleUser, RoleAssistant}[seq]
+		if err := s.db.Exec("INSERT INTO messages (exchange_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)", exID, seq, role, c, at).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate to 00008: %v", err)
+	}
+	wantFoundOnce(t, s, userID, []string{"oscar", "papa"})
+	wantBytesRight(t, s)
+	fk, err := s.Fork(ctx, userID, exID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteExchange(ctx, userID, exID); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(mustMessages(t, s, userID, fk.ID)); !slices.Equal(got, []string{"oscar words"}) {
+		t.Errorf("fork of an old exchange reads %v", got)
+	}
+	wantFoundOnce(t, s, userID, []string{"oscar"}, "papa")
+	wantBytesRight(t, s)
 }
