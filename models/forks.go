@@ -254,6 +254,71 @@ func (s *Store) Family(ctx context.Context, userID, exchangeID int64) ([]Exchang
 	return out, wrap("family", err)
 }
 
+// FamilySummary is what a list of exchanges (the HTML sidebar: one item
+// per family) needs to know of an exchange's family.
+type FamilySummary struct {
+	RootID   int64 // the family's root
+	Branches int   // exchanges in the family, the root included
+	LatestID int64 // the member active last (the branch last used)
+}
+
+// Families returns, for each of ids that is the user's, its family's
+// summary. Exchanges that are neither forks nor forked are families of one.
+func (s *Store) Families(ctx context.Context, userID int64, ids []int64) (map[int64]FamilySummary, error) {
+	out := map[int64]FamilySummary{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	db := s.db.WithContext(ctx)
+	var roots []struct {
+		Start int64
+		Root  int64
+	}
+	err := db.Raw(`WITH RECURSIVE up(start, id, parent) AS (
+			SELECT id, id, forked_from_id FROM exchanges WHERE user_id = ? AND id IN ?
+			UNION ALL
+			SELECT up.start, e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
+		) SELECT start, id AS root FROM up WHERE parent IS NULL`, userID, ids).Scan(&roots).Error
+	if err != nil {
+		return nil, wrap("families", err)
+	}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	rootIDs := make([]int64, 0, len(roots))
+	for _, r := range roots {
+		rootIDs = append(rootIDs, r.Root)
+	}
+	var members []struct {
+		Root      int64
+		ID        int64
+		UpdatedAt time.Time
+	}
+	err = db.Raw(`WITH RECURSIVE down(root, id) AS (
+			SELECT id, id FROM exchanges WHERE id IN ?
+			UNION ALL
+			SELECT down.root, e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
+		) SELECT down.root, down.id, e.updated_at FROM down JOIN exchanges e ON e.id = down.id`, rootIDs).Scan(&members).Error
+	if err != nil {
+		return nil, wrap("families", err)
+	}
+	byRoot := map[int64]FamilySummary{}
+	latest := map[int64]time.Time{}
+	for _, m := range members {
+		f := byRoot[m.Root]
+		f.RootID = m.Root
+		f.Branches++
+		if at := m.UpdatedAt.UTC(); f.LatestID == 0 || at.After(latest[m.Root]) || (at.Equal(latest[m.Root]) && m.ID > f.LatestID) {
+			f.LatestID, latest[m.Root] = m.ID, at
+		}
+		byRoot[m.Root] = f
+	}
+	for _, r := range roots {
+		out[r.Start] = byRoot[r.Root]
+	}
+	return out, nil
+}
+
 // BranchPoint is a position of an exchange's log where its family's
 // branches part: the entry at Seq differs between them (or one of them has
 // none there yet). It is what the "‹ 2 / 3 ›" switcher on that message

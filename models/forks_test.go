@@ -173,6 +173,24 @@ func TestForkCopiesThePrefix(t *testing.T) {
 		}
 		wantFoundOnce(t, s, f.ann.ID, forkWords, "delta")
 		wantBytesRight(t, s)
+		alone, _, _ := mustTurn(t, s, TurnStart{UserID: f.ann.ID, Query: "alone"}, "yes")
+		fams, err := s.Families(ctx, f.ann.ID, []int64{f.root.ID, f.f2.ID, alone.ID, 9999})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[int64]FamilySummary{
+			f.root.ID: {f.root.ID, 3, f.f2.ID}, f.f2.ID: {f.root.ID, 3, f.f2.ID}, alone.ID: {alone.ID, 1, alone.ID},
+		} {
+			if fams[id] != want {
+				t.Errorf("family of %d: %+v, want %+v", id, fams[id], want)
+			}
+		}
+		if len(fams) != 3 {
+			t.Errorf("families %v, want three entries", fams)
+		}
+		if other, err := s.Families(ctx, f.bob.ID, []int64{f.root.ID}); err != nil || len(other) != 0 {
+			t.Errorf("bob's view of ann's families: %v, %v", other, err)
+		}
 		if got, want := familyIDs(t, s, f.ann.ID, f.f1.ID), []string{
 			fmt.Sprint(f.root.ID), fmt.Sprintf("%d<%d@3", f.f1.ID, f.root.ID), fmt.Sprintf("%d<%d@4", f.f2.ID, f.f1.ID),
 		}; !slices.Equal(got, want) {
