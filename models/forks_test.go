@@ -173,6 +173,16 @@ func TestForkCopiesThePrefix(t *testing.T) {
 		}
 		wantFoundOnce(t, s, f.ann.ID, forkWords, "delta")
 		wantBytesRight(t, s)
+		// The history's first turn of a fork is its copied first turn.
+		list, err := s.ListExchanges(ctx, f.ann.ID, ExchangeQuery{Scope: ScopeGeneral, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sum := range list {
+			if sum.Query != "alpha words" || sum.Response != "bravo words" {
+				t.Errorf("history item %d: %q / %q", sum.ID, sum.Query, sum.Response)
+			}
+		}
 		alone, _, _ := mustTurn(t, s, TurnStart{UserID: f.ann.ID, Query: "alone"}, "yes")
 		fams, err := s.Families(ctx, f.ann.ID, []int64{f.root.ID, f.f2.ID, alone.ID, 9999})
 		if err != nil {
