@@ -168,14 +168,22 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 		return nil, err
 	}
 	// The insert trigger leaves copies out of stored_bytes: add them once.
-	size := "length(CAST(content AS BLOB)) + COALESCE(length(CAST(agent_response AS BLOB)), 0) + COALESCE(length(CAST(tool AS BLOB)), 0)"
+	// On SQLite, whose one writer holds the database for this whole
+	// transaction, that is the parent's size less what was not copied (for
+	// the usual fork near the end, next to nothing to read). On PostgreSQL
+	// the parent may have grown since the copy's snapshot: sum the copies.
+	bytes, args := `(SELECT stored_bytes FROM exchanges WHERE id = ?) - (SELECT COALESCE(SUM(
+			length(CAST(content AS BLOB)) + COALESCE(length(CAST(agent_response AS BLOB)), 0) + COALESCE(length(CAST(tool AS BLOB)), 0)
+		), 0) FROM messages WHERE exchange_id = ? AND id >= ?)`, []any{parentID, parentID, cut}
 	if s.dialect == "postgres" {
-		size = "octet_length(content) + COALESCE(octet_length(agent_response), 0) + COALESCE(octet_length(tool), 0)"
+		bytes, args = `stored_bytes + (SELECT COALESCE(SUM(
+			octet_length(content) + COALESCE(octet_length(agent_response), 0) + COALESCE(octet_length(tool), 0)
+		), 0) FROM messages WHERE exchange_id = ?)`, []any{ex.ID}
 	}
-	if err := tx.Exec(`UPDATE exchanges SET
-			stored_bytes = stored_bytes + (SELECT COALESCE(SUM(`+size+`), 0) FROM messages WHERE exchange_id = ?),
+	args = append(args, ex.ID, RoleUser, ex.ID)
+	if err := tx.Exec(`UPDATE exchanges SET stored_bytes = `+bytes+`,
 			turn_count = (SELECT COUNT(*) FROM messages WHERE exchange_id = ? AND role = ?)
-		WHERE id = ?`, ex.ID, ex.ID, RoleUser, ex.ID).Error; err != nil {
+		WHERE id = ?`, args...).Error; err != nil {
 		return nil, err
 	}
 	if err := tx.Select("turn_count", "stored_bytes").Take(ex, ex.ID).Error; err != nil {
