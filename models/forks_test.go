@@ -681,3 +681,66 @@ func checkForksMigration(t *testing.T, s *Store) {
 	wantFoundOnce(t, s, userID, []string{"oscar"}, "papa")
 	wantBytesRight(t, s)
 }
+
+// TestForksRaceDeletes forks a fork while the exchange its entries were
+// copied from is deleted, then deletes the fork that was copied: every
+// entry must still be found exactly once, in the forks that remain. On
+// PostgreSQL a fork that copied before the delete's promotion committed
+// would otherwise keep copies of rows that are gone and lose them from
+// search once the promoted rows went too: without the advisory lock of
+// 00008 this test fails there, words found nowhere.
+func TestForksRaceDeletes(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		// Entries: on PostgreSQL a copy that takes a while, so that forks
+		// and the delete overlap; SQLite runs one writer at a time anyway.
+		n := int64(1000)
+		if s.Dialect() == "sqlite" {
+			n = 400
+		}
+		var names []string
+		for round := range 4 {
+			root, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Query: fmt.Sprintf("root%d question", round)}, fmt.Sprintf("root%d reply", round))
+			err := s.db.Exec(`INSERT INTO messages (exchange_id, seq, role, content, created_at)
+				WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+				SELECT ?, i, 'user', 'w' || ? || 'x' || i || ' words', ? FROM n`, n-1, root.ID, fmt.Sprint(round), now()).Error
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := int64(100); i < n; i += n / 10 {
+				names = append(names, fmt.Sprintf("w%dx%d", round, i))
+			}
+			mid, err := s.Fork(ctx, u.ID, root.ID, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 6)
+			for k := range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if k == 3 {
+						errs <- s.DeleteExchange(ctx, u.ID, root.ID)
+						return
+					}
+					_, err := s.Fork(ctx, u.ID, mid.ID, n)
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.DeleteExchange(ctx, u.ID, mid.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantFoundOnce(t, s, u.ID, names)
+		wantBytesRight(t, s)
+	})
+}
