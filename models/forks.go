@@ -48,8 +48,11 @@ type ForkStart struct {
 // exchange whose log is the parent's entries before seq. seq may be the
 // log's next seq (a copy of the whole log). A seq outside 0…next gives
 // ErrBadSeq, another user's exchange ErrNotFound; either way nothing is
-// made. Forking while the parent's turn runs is allowed: the fork copies
-// what is committed.
+// made. Error rows have no seq, so a seq never names one (API.md's "a fork
+// at an error row"): a fork at seq keeps the error rows written before the
+// entry at seq, in their place, as time travel to seq-1 shows them.
+// Forking while the parent's turn runs is allowed: the fork copies what is
+// committed.
 func (s *Store) Fork(ctx context.Context, userID, exchangeID, seq int64) (*Exchange, error) {
 	var ex *Exchange
 	err := s.transact(ctx, func(tx *gorm.DB) error {
@@ -159,12 +162,15 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 		return nil, err
 	}
 	// ORDER BY id: the copies take ids in the parent's order, so the
-	// fork's log reads in the same order (every reader orders by id).
+	// fork's log reads in the same order (every reader orders by id). The
+	// seq bound matters on PostgreSQL only, where the parent's running
+	// turn may commit an entry at seq after it was looked for above.
 	if err := tx.Exec(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
 			edit_mode, feedback, feedback_comment, created_at, copy_of)
 		SELECT ?, seq, role, content, agent_type, agent_response, tool,
 			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id)
-		FROM messages WHERE exchange_id = ? AND id < ? ORDER BY id`, ex.ID, parentID, cut).Error; err != nil {
+		FROM messages WHERE exchange_id = ? AND id < ? AND (seq IS NULL OR seq < ?) ORDER BY id`,
+		ex.ID, parentID, cut, seq).Error; err != nil {
 		return nil, err
 	}
 	// The insert trigger leaves copies out of stored_bytes: add them once.
