@@ -744,3 +744,55 @@ func TestForksRaceDeletes(t *testing.T) {
 		wantBytesRight(t, s)
 	})
 }
+
+// TestForkedProposalsShareTheirState: a proposal copied into a fork of a
+// page chat is the same proposal: accepted in the parent, it is applied in
+// the fork (and cannot be applied again there); dismissed in a fork, it is
+// dismissed in the parent.
+func TestForkedProposalsShareTheirState(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		p, err := s.CreatePage(ctx, ann.ID, "P", "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := proposalTurn(t, s, ann.ID, p.ID, EditFullReplacement, "v2")
+		dismissed := proposalTurn(t, s, ann.ID, p.ID, EditFullReplacement, "v3")
+		fa, err := s.Fork(ctx, ann.ID, accepted.ExchangeID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := s.Fork(ctx, ann.ID, dismissed.ExchangeID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyOf := func(ex *Exchange) int64 {
+			msgs := mustMessages(t, s, ann.ID, ex.ID)
+			if len(msgs) != 2 || msgs[1].EditMode == nil || msgs[1].CopyOf == nil {
+				t.Fatalf("fork %d: %+v", ex.ID, msgs)
+			}
+			return msgs[1].ID
+		}
+		acceptedCopy, dismissedCopy := copyOf(fa), copyOf(fd)
+		if _, err := s.AcceptProposal(ctx, ann.ID, p.ID, accepted.ID, replaceWith("v1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RejectProposal(ctx, ann.ID, p.ID, dismissedCopy); err != nil {
+			t.Fatal(err)
+		}
+		all := []int64{accepted.ID, acceptedCopy, dismissed.ID, dismissedCopy}
+		applied, rejected, err := s.ProposalStates(ctx, ann.ID, p.ID, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range all {
+			wantApplied := id == accepted.ID || id == acceptedCopy
+			if applied[id] != wantApplied || rejected[id] == wantApplied {
+				t.Errorf("message %d: applied %v, rejected %v", id, applied[id], rejected[id])
+			}
+		}
+		_, err = s.AcceptProposal(ctx, ann.ID, p.ID, acceptedCopy, replaceWith("v2"))
+		wantErr(t, err, ErrAlreadyApplied, "accept the fork's copy of an applied proposal")
+	})
+}
