@@ -230,18 +230,6 @@ func (s *Store) RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq
 	return *query.Seq + 1, nil
 }
 
-// LastSeq is the seq of the last entry of the user's exchange, -1 when its
-// log is empty.
-func (s *Store) LastSeq(ctx context.Context, userID, exchangeID int64) (int64, error) {
-	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
-		return 0, fmt.Errorf("last seq: %w", err)
-	}
-	var last int64
-	err := s.db.WithContext(ctx).Model(&Message{}).Select("COALESCE(MAX(seq), -1)").
-		Where("exchange_id = ?", exchangeID).Scan(&last).Error
-	return last, wrap("last seq", err)
-}
-
 // Family returns every exchange of the family the user's exchange belongs
 // to: its root first, then every fork at any depth, in the order they were
 // made (a fork is always younger than its parent).
