@@ -35,6 +35,9 @@ type Store interface {
 	RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*models.Exchange, *models.Message, error)
 	RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) ([]models.Exchange, error)
 	RunningTurns(ctx context.Context) ([]models.Exchange, error)
+	Fork(ctx context.Context, userID, exchangeID, seq int64) (*models.Exchange, error)
+	StartFork(ctx context.Context, f models.ForkStart) (*models.Exchange, *models.Message, error)
+	RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq *int64) (int64, error)
 }
 
 // Options configure a Service.
@@ -151,6 +154,11 @@ type SendRequest struct {
 	Query      string
 	Context    string
 	Regenerate bool // for a job: run the agent again instead of the cached answer
+	// AfterSeq is the last seq the writer has seen of ExchangeID's log
+	// (-1: none). If the log holds entries after it, the message does not
+	// land after someone else's newer ones: it forks at AfterSeq+1 and the
+	// turn runs in the fork (TurnResult.Forked). Not for job chats.
+	AfterSeq *int64
 }
 
 // TurnResult is the outcome of a turn.
@@ -161,6 +169,7 @@ type TurnResult struct {
 	Failed   bool
 	Stopped  bool // the user stopped it: Reply holds what was written so far
 	Cached   bool // a job's first answer, returned without running the agent
+	Forked   bool // Exchange is a fork made for this turn (an edit, a regeneration, a stale AfterSeq)
 }
 
 // ValidateQuery checks a user message before anything is stored.
@@ -200,6 +209,9 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	agentType, err := resolve(req.AgentType, req.PageID != nil)
 	if err != nil {
 		return nil, err
+	}
+	if req.AfterSeq != nil && *req.AfterSeq < -1 {
+		return nil, &InputError{Msg: "after_seq is the last seq seen: -1 or more"}
 	}
 	start := models.TurnStart{
 		UserID: req.UserID, ExchangeID: req.ExchangeID, Scope: models.ScopeGeneral,
@@ -248,18 +260,25 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", ex.ID, ex.Scope, scopeKey(ex.Scope))}
 		}
 	}
+	if req.JobID == nil && start.ExchangeID != 0 {
+		start.AfterSeq = req.AfterSeq
+	}
 	// The slot is taken before anything is stored: a user at the limit
 	// gets ErrTooManyTurns and no message of theirs is kept.
 	release, err := s.opts.Slots.Acquire(ctx, SlotTurn, req.UserID)
 	if err != nil {
 		return nil, err
 	}
+	in := turnInput{context: req.Context, page: page}
 	ex, userMsg, err := s.store.StartTurn(ctx, start)
+	if errors.Is(err, models.ErrLogMoved) {
+		return s.forkStale(ctx, start, in, release)
+	}
 	if err != nil {
 		release()
 		return nil, err
 	}
-	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page}, release), nil
+	return s.launch(ex, userMsg, in, release), nil
 }
 
 // pageStart checks a message for a page's chat and points start at it: the

@@ -17,6 +17,7 @@ import (
 type Turn struct {
 	Exchange *models.Exchange // the header as the turn started
 	Query    *models.Message  // the user message it answers
+	Forked   bool             // Exchange is a fork made for this turn
 	done     chan struct{}
 	res      *TurnResult
 	err      error
@@ -44,7 +45,7 @@ func (s *Service) StartResult(ctx context.Context, req SendRequest) (*TurnResult
 	if t.Query == nil { // cached: already finished
 		return t.res, t.err
 	}
-	return &TurnResult{Exchange: t.Exchange, Query: t.Query}, nil
+	return &TurnResult{Exchange: t.Exchange, Query: t.Query, Forked: t.Forked}, nil
 }
 
 // finished makes a Turn that is already over (a job's cached answer).
@@ -111,13 +112,14 @@ var (
 type turnInput struct {
 	context string
 	page    *models.Page // the page of a page chat, as first read
-	retry   bool
+	retry   bool         // the user message was there already: no entry event for it
+	forked  bool         // the exchange is a fork made for this turn
 }
 
 // launch runs a started turn in the background and returns at once. The
 // turn holds its user's slot (release) until it ends, however it ends.
 func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInput, release func()) *Turn {
-	t := &Turn{Exchange: ex, Query: query, done: make(chan struct{})}
+	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
 	r := &running{userID: ex.UserID, cancel: cancel, turn: t}
@@ -154,7 +156,7 @@ func (s *Service) executeGuarded(ctx context.Context, t *Turn, partial *replySoF
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Logger.Error("turn panicked", "exchange", t.Exchange.ID, "panic", p, "stack", string(debug.Stack()))
-			res, err = s.fail(context.WithoutCancel(ctx), &TurnResult{Exchange: t.Exchange, Query: t.Query},
+			res, err = s.fail(context.WithoutCancel(ctx), &TurnResult{Exchange: t.Exchange, Query: t.Query, Forked: t.Forked},
 				&FailureError{Reason: "The assistant failed unexpectedly. It has been logged; please try again.", Err: fmt.Errorf("panic: %v", p)})
 		}
 	}()
@@ -165,7 +167,7 @@ func (s *Service) executeGuarded(ctx context.Context, t *Turn, partial *replySoF
 // partial reply of a stopped turn, or an error row.
 func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in turnInput) (*TurnResult, error) {
 	ex := t.Exchange
-	res := &TurnResult{Exchange: ex, Query: t.Query}
+	res := &TurnResult{Exchange: ex, Query: t.Query, Forked: t.Forked}
 	// Database writes outlive the turn's context: a stopped or failing turn
 	// still records its outcome.
 	db := context.WithoutCancel(ctx)

@@ -68,6 +68,13 @@ func (s *Store) AdminPurgeOrphans(ctx context.Context, now time.Time) (exchanges
 		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", ids).Count(&messages).Error; err != nil {
 			return err
 		}
+		var gone []int64
+		if err := tx.Table("exchanges AS e").Where(orphanWhere, cutoff).Pluck("e.id", &gone).Error; err != nil {
+			return err
+		}
+		if err := s.reparentForks(tx, gone); err != nil {
+			return err
+		}
 		res := tx.Where("id IN (?)", ids).Delete(&Exchange{})
 		exchanges = res.RowsAffected
 		return res.Error
@@ -246,6 +253,13 @@ func (s *Store) retention(ctx context.Context, run *RetentionRun, batch int) err
 			var msgs int64
 			sel := tx.Model(&Exchange{}).Select("id").Where("id IN ?", ids).Where(retentionWhere, run.Cutoff)
 			if err := tx.Model(&Message{}).Where("exchange_id IN (?)", sel).Count(&msgs).Error; err != nil {
+				return err
+			}
+			var gone []int64
+			if err := tx.Model(&Exchange{}).Where("id IN ?", ids).Where(retentionWhere, run.Cutoff).Pluck("id", &gone).Error; err != nil {
+				return err
+			}
+			if err := s.reparentForks(tx, gone); err != nil {
 				return err
 			}
 			res := tx.Where("id IN ?", ids).Where(retentionWhere, run.Cutoff).Delete(&Exchange{})

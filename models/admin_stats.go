@@ -6,6 +6,8 @@ import (
 )
 
 // The dashboard's figures, over a window of whole UTC days ending today.
+// They count what was written: a fork's copied entries (copy_of set) were
+// written once, by the exchange they were copied from, and are left out.
 
 // DayActivity is one UTC day of the service's use.
 type DayActivity struct {
@@ -129,7 +131,7 @@ func (s *Store) AdminDailyMessages(ctx context.Context, from time.Time) ([]DayAc
 			SUM(CASE WHEN m.role = 'error' THEN 1 ELSE 0 END) AS errors,
 			COUNT(DISTINCT CASE WHEN m.role = 'user' THEN e.user_id END) AS active_users
 		FROM messages m JOIN exchanges e ON e.id = m.exchange_id
-		WHERE m.created_at >= ?
+		WHERE m.created_at >= ? AND m.copy_of IS NULL
 		GROUP BY 1 ORDER BY 1`, from.UTC()).Scan(&out).Error
 	return out, wrap("admin daily messages", err)
 }
@@ -145,7 +147,7 @@ func (s *Store) AdminFeedbackByAgent(ctx context.Context, from time.Time) ([]Age
 			SUM(CASE WHEN m.feedback = 1 THEN 1 ELSE 0 END) AS up,
 			SUM(CASE WHEN m.feedback = 0 THEN 1 ELSE 0 END) AS down
 		FROM messages m
-		WHERE m.role = 'assistant' AND m.created_at >= ?
+		WHERE m.role = 'assistant' AND m.created_at >= ? AND m.copy_of IS NULL
 		GROUP BY 1 ORDER BY replies DESC, agent`, from.UTC()).Scan(&out).Error
 	return out, wrap("admin feedback by agent", err)
 }
@@ -161,7 +163,7 @@ func (s *Store) AdminProposalsByAgent(ctx context.Context, from time.Time) ([]Ag
 			SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM page_revisions r WHERE r.message_id = m.id)
 				AND EXISTS (SELECT 1 FROM proposal_rejections j WHERE j.message_id = m.id) THEN 1 ELSE 0 END) AS rejected
 		FROM messages m
-		WHERE m.edit_mode IS NOT NULL AND m.created_at >= ?
+		WHERE m.edit_mode IS NOT NULL AND m.created_at >= ? AND m.copy_of IS NULL
 		GROUP BY 1 ORDER BY proposals DESC, agent`, from.UTC()).Scan(&out).Error
 	return out, wrap("admin proposals by agent", err)
 }
@@ -180,7 +182,7 @@ func (s *Store) AdminTokensByModel(ctx context.Context, from time.Time) ([]Model
 				` + sqliteTokens("completion_tokens", "0") + ` AS completion,
 				` + sqliteTokens("total_tokens", "NULL") + ` AS total
 			FROM messages m
-			WHERE m.role = 'assistant' AND m.created_at >= ? AND json_valid(m.agent_response)
+			WHERE m.role = 'assistant' AND m.created_at >= ? AND m.copy_of IS NULL AND json_valid(m.agent_response)
 		) t
 		GROUP BY model ORDER BY total_tokens DESC, replies DESC, model`
 	if s.dialect == "postgres" {
@@ -195,7 +197,7 @@ func (s *Store) AdminTokensByModel(ctx context.Context, from time.Time) ([]Model
 			FROM (
 				SELECT m.agent_response::jsonb -> 'metadata' AS md
 				FROM messages m
-				WHERE m.role = 'assistant' AND m.created_at >= ? AND m.agent_response IS NOT NULL
+				WHERE m.role = 'assistant' AND m.created_at >= ? AND m.copy_of IS NULL AND m.agent_response IS NOT NULL
 			) r
 		) t
 		GROUP BY model ORDER BY total_tokens DESC, replies DESC, model`

@@ -30,3 +30,12 @@ var ErrNothingToRetry = errors.New("the last reply in this conversation did not 
 
 // ErrRetryLimit means a failed turn was tried as often as allowed.
 var ErrRetryLimit = errors.New("this message was tried too many times; send it again to start over")
+
+// ErrBadSeq means a fork or a regeneration named a position the log does not
+// have (beyond its end), or one where it cannot be made (no reply there to
+// answer again).
+var ErrBadSeq = errors.New("that message is not in this conversation")
+
+// ErrLogMoved means a message was written against an older view of the log:
+// entries were added after the seq the writer had seen (TurnStart.AfterSeq).
+var ErrLogMoved = errors.New("the conversation has newer messages than the ones answered")

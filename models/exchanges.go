@@ -163,26 +163,40 @@ func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u Exchange
 	return s.Exchange(ctx, userID, id)
 }
 
-// DeleteExchange deletes one of the user's exchanges and, by cascade, its log.
+// DeleteExchange deletes one of the user's exchanges and, by cascade, its
+// log. Its forks stay whole, in the family (reparentForks).
 func (s *Store) DeleteExchange(ctx context.Context, userID, id int64) error {
-	res := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Delete(&Exchange{})
-	if res.Error != nil {
-		return wrap("delete exchange", res.Error)
+	n, err := s.DeleteExchanges(ctx, userID, []int64{id})
+	if err != nil {
+		return fmt.Errorf("delete exchange: %w", err)
 	}
-	if res.RowsAffected == 0 {
+	if n == 0 {
 		return fmt.Errorf("delete exchange: %w", ErrNotFound)
 	}
 	return nil
 }
 
 // DeleteExchanges deletes those of ids that belong to the user and says how
-// many went; other users' ids are skipped.
+// many went; other users' ids are skipped. Forks of the deleted stay whole,
+// in the family (reparentForks).
 func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	res := s.db.WithContext(ctx).Where("user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
-	return res.RowsAffected, wrap("delete exchanges", res.Error)
+	var n int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var own []int64
+		if err := tx.Model(&Exchange{}).Where("user_id = ? AND id IN ?", userID, ids).Pluck("id", &own).Error; err != nil {
+			return err
+		}
+		if err := s.reparentForks(tx, own); err != nil {
+			return err
+		}
+		res := tx.Where("user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, wrap("delete exchanges", err)
 }
 
 // ClearExchanges deletes all of the user's exchanges in a scope (with

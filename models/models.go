@@ -119,6 +119,11 @@ type Message struct {
 	Feedback        *int64         // FeedbackDown, FeedbackUp or nil
 	FeedbackComment *string
 	CreatedAt       time.Time `gorm:"not null"`
+	// CopyOf is set on an entry a fork copied from its parent: the original
+	// row it copies (forks.go). Search finds the original only; nil for an
+	// entry written in this exchange, or a copy promoted when its original
+	// was deleted.
+	CopyOf *int64
 }
 
 // AgentResponse is what an agent returned for a turn, in Galaxy's shape.

@@ -52,8 +52,11 @@ func (s *Store) AcceptProposal(ctx context.Context, userID, pageID, messageID in
 		if err := pageProposal(tx, userID, pageID, messageID).Take(&m).Error; err != nil {
 			return err
 		}
+		// A fork's copy of a proposal is the same proposal: applied once,
+		// wherever it was accepted.
+		same := tx.Model(&Message{}).Select("id").Where("id = ? OR copy_of = ?", proposalOf(&m), proposalOf(&m))
 		var n int64
-		if err := tx.Model(&PageRevision{}).Where("message_id = ?", m.ID).Count(&n).Error; err != nil {
+		if err := tx.Model(&PageRevision{}).Where("message_id IN (?)", same).Count(&n).Error; err != nil {
 			return err
 		}
 		if n > 0 {
@@ -93,7 +96,10 @@ func (s *Store) RejectProposal(ctx context.Context, userID, pageID, messageID in
 }
 
 // ProposalStates says which of the given messages of the user's page have
-// been applied (a revision names them) and which rejected.
+// been applied (a revision names them) and which rejected. A proposal a
+// fork copied (messages.copy_of) shares its state with the one it copies
+// and with every other copy: accepted or dismissed in one branch of a
+// family, it is so in all of them.
 func (s *Store) ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (applied, rejected map[int64]bool, err error) {
 	applied, rejected = map[int64]bool{}, map[int64]bool{}
 	if len(messageIDs) == 0 {
@@ -103,21 +109,52 @@ func (s *Store) ProposalStates(ctx context.Context, userID, pageID int64, messag
 		return nil, nil, fmt.Errorf("proposal states: %w", err)
 	}
 	db := s.db.WithContext(ctx)
-	var ids []int64
-	if err := db.Model(&PageRevision{}).Where("page_id = ? AND message_id IN ?", pageID, messageIDs).
-		Pluck("message_id", &ids).Error; err != nil {
+	var msgs []Message
+	if err := db.Select("id, copy_of").Where("id IN ?", messageIDs).Find(&msgs).Error; err != nil {
+		return nil, nil, wrap("proposal states", err)
+	}
+	if len(msgs) == 0 {
+		return applied, rejected, nil
+	}
+	ids := make([]int64, len(msgs))
+	for i := range msgs {
+		ids[i] = proposalOf(&msgs[i])
+	}
+	// Each query answers with the proposals (originals' ids) it finds.
+	var found []int64
+	if err := db.Raw(`SELECT COALESCE(m.copy_of, m.id) FROM page_revisions r JOIN messages m ON m.id = r.message_id
+		WHERE r.page_id = ? AND (m.id IN ? OR m.copy_of IN ?)`, pageID, ids, ids).Scan(&found).Error; err != nil {
 		return nil, nil, wrap("proposal states: applied", err)
 	}
-	for _, id := range ids {
-		applied[id] = true
+	appliedTo := map[int64]bool{}
+	for _, id := range found {
+		appliedTo[id] = true
 	}
-	ids = nil
-	if err := db.Model(&ProposalRejection{}).Where("user_id = ? AND message_id IN ?", userID, messageIDs).
-		Pluck("message_id", &ids).Error; err != nil {
+	found = nil
+	if err := db.Raw(`SELECT COALESCE(m.copy_of, m.id) FROM proposal_rejections j JOIN messages m ON m.id = j.message_id
+		WHERE j.user_id = ? AND (m.id IN ? OR m.copy_of IN ?)`, userID, ids, ids).Scan(&found).Error; err != nil {
 		return nil, nil, wrap("proposal states: rejected", err)
 	}
-	for _, id := range ids {
-		rejected[id] = true
+	rejectedTo := map[int64]bool{}
+	for _, id := range found {
+		rejectedTo[id] = true
+	}
+	for i := range msgs {
+		if appliedTo[proposalOf(&msgs[i])] {
+			applied[msgs[i].ID] = true
+		}
+		if rejectedTo[proposalOf(&msgs[i])] {
+			rejected[msgs[i].ID] = true
+		}
 	}
 	return applied, rejected, nil
+}
+
+// proposalOf is the row that stands for a proposal in its family: the
+// original a copy names, or the message itself.
+func proposalOf(m *Message) int64 {
+	if m.CopyOf != nil {
+		return *m.CopyOf
+	}
+	return m.ID
 }

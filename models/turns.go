@@ -21,6 +21,10 @@ type TurnStart struct {
 	AgentType  string
 	Query      string
 	Owner      string // who holds the turn's lease
+	// AfterSeq, with ExchangeID, is the last seq the writer had seen: if
+	// the log holds entries after it, StartTurn gives ErrLogMoved and
+	// writes nothing (the caller forks instead: StartFork at AfterSeq+1).
+	AfterSeq *int64
 }
 
 // StartTurn appends the user message and takes the exchange's turn lease, in
@@ -64,6 +68,18 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				return err
 			}
 		} else {
+			if t.AfterSeq != nil {
+				var last int64
+				err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1)").
+					Where("exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?)", t.ExchangeID, t.UserID).
+					Scan(&last).Error
+				if err != nil {
+					return err
+				}
+				if last > *t.AfterSeq {
+					return ErrLogMoved
+				}
+			}
 			// RETURNING fills ex with the header as updated.
 			res := tx.Model(&ex).Clauses(clause.Returning{}).
 				Where("id = ? AND user_id = ? AND turn_status <> ?", t.ExchangeID, t.UserID, TurnRunning).

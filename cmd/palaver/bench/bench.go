@@ -58,6 +58,7 @@ var figures = []struct {
 }{
 	{"disk", diskFigures},
 	{"append", appendFigures},
+	{"fork", forkFigures},
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
 	{"fanout", fanoutFigures},

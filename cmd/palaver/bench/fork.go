@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"palaver/models"
+)
+
+// forkSamples is how many forks are timed.
+const forkSamples = 9
+
+// forkFigures: the p50 of forking a big exchange (size.AppendBig messages)
+// through the store, at the end of its log: the whole log is copied. The
+// target is set for messages of the append figures' size (a line or two);
+// the same with replies of a realistic length (about 1.2 KB each with their
+// stored agent response) is printed beside it, as the copy's cost grows
+// with the bytes it copies.
+func forkFigures(ctx context.Context, e *env, r report) error {
+	short, err := e.forkP50(ctx, "bench-fork", false)
+	if err != nil {
+		return err
+	}
+	long, err := e.forkP50(ctx, "bench-fork-long", true)
+	if err != nil {
+		return err
+	}
+	r.line("fork_p50_ms", ms(short), "≤ 50")
+	r.note("fork_p50_ms_long_replies", ms(long), "replies of ~1.2 KB; no target")
+	return nil
+}
+
+// forkP50 seeds an exchange of size.AppendBig messages for a new user,
+// then times Store.Fork of its whole log, alternating between forking it
+// and forking the previous fork (a family grows both ways).
+func (e *env) forkP50(ctx context.Context, name string, long bool) (time.Duration, error) {
+	n := e.size.AppendBig
+	u, err := e.store.CreateUser(ctx, name, "x", false)
+	if err != nil {
+		return 0, err
+	}
+	id, err := e.seedForkLog(ctx, u.ID, n, long)
+	if err != nil {
+		return 0, err
+	}
+	var ds []time.Duration
+	parent := id
+	for i := range forkSamples {
+		t0 := time.Now()
+		f, err := e.store.Fork(ctx, u.ID, parent, int64(n))
+		if err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+		if f.TurnCount != int64(n/2) {
+			return 0, fmt.Errorf("fork %d: %d turns, want %d", i, f.TurnCount, n/2)
+		}
+		if i%2 == 0 {
+			parent = f.ID
+		} else {
+			parent = id
+		}
+	}
+	return percentile(ds, 0.5), nil
+}
+
+// seedForkLog makes an exchange of n messages, alternating user messages
+// and replies, in one transaction, and returns its id. Short messages are
+// the append figures' (seedLog); long replies carry their agent response
+// as the service stores it.
+func (e *env) seedForkLog(ctx context.Context, userID int64, n int, long bool) (int64, error) {
+	db, err := e.store.SQL()
+	if err != nil {
+		return 0, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		VALUES (?, 'general', 'the bench fork', 'router', ?, ?, ?) RETURNING id`, userID, n/2, at, at).Scan(&id); err != nil {
+		return 0, err
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	question := "How would you structure part %d of the report so that a reader new to the subject follows it?"
+	answer := strings.Repeat("A reply of the length a person reads in a few breaths, with a list and a closing line. ", 6)
+	for seq := range n {
+		var err error
+		switch {
+		case !long:
+			role, agent := "user", any(nil)
+			if seq%2 == 1 {
+				role, agent = "assistant", "router"
+			}
+			_, err = st.ExecContext(ctx, id, seq, role, fmt.Sprintf("seeded message %d of the bench exchange", seq), agent, nil, at)
+		case seq%2 == 0:
+			_, err = st.ExecContext(ctx, id, seq, "user", fmt.Sprintf(question, seq/2), nil, nil, at)
+		default:
+			content := fmt.Sprintf("%d: %s", seq, answer)
+			resp, _ := json.Marshal(models.AgentResponse{Content: content, AgentType: "router", Confidence: "medium",
+				Suggestions: []models.Suggestion{}, Metadata: map[string]any{"provider": "builtin"}})
+			_, err = st.ExecContext(ctx, id, seq, "assistant", content, "router", string(resp), at)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return id, tx.Commit()
+}

@@ -1,0 +1,538 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Forks (issue 11). A fork is an exchange whose log begins with a copy of
+// its parent's log before a seq: every entry before it, error rows included
+// in their place (the log as Messages(at = seq-1) shows it), then entries of
+// its own. The copy is one INSERT … SELECT; each copied row names in copy_of
+// the original row (never a copy), which is what keeps a family's shared
+// entry one entry: search indexes only originals, and deleting an original
+// promotes its oldest copy (migration 00008). Because the rows are copies,
+// every reader of a log (Messages, RecentContext, the history's first turn,
+// the admin views, live catch-up) reads a fork like any other exchange, and
+// deleting any member of a family leaves the others' logs as they were.
+//
+// A fork has its parent's user, scope, page, title and agent. A job's chat
+// is the one exchange of its job (unique per user and job), so its forks
+// are general chats that point back to it (forked_from).
+
+// forkLock is the PostgreSQL advisory lock forks hold shared while they
+// copy and copy promotion takes exclusively (migration 00008).
+const forkLock = 7265111
+
+// ForkStart is a fork that starts a turn at once, in the fork's transaction.
+type ForkStart struct {
+	UserID     int64
+	ExchangeID int64 // the parent
+	Seq        int64 // the fork keeps the parent's entries before Seq
+	// Query is the fork's first user message, at Seq (an edited message).
+	// Empty, the turn answers the copied user message that ends the prefix
+	// again (a regeneration): the entry at Seq-1 must be a user message.
+	Query     string
+	AgentType string // the turn's agent; "" keeps the parent's
+	Owner     string // who holds the turn's lease
+}
+
+// Fork makes a fork of the user's exchange at seq, without a turn: a new
+// exchange whose log is the parent's entries before seq. seq may be the
+// log's next seq (a copy of the whole log). A seq outside 0…next gives
+// ErrBadSeq, another user's exchange ErrNotFound; either way nothing is
+// made. Error rows have no seq, so a seq never names one (API.md's "a fork
+// at an error row"): a fork at seq keeps the error rows written before the
+// entry at seq, in their place, as time travel to seq-1 shows them.
+// Forking while the parent's turn runs is allowed: the fork copies what is
+// committed.
+func (s *Store) Fork(ctx context.Context, userID, exchangeID, seq int64) (*Exchange, error) {
+	var ex *Exchange
+	err := s.transact(ctx, func(tx *gorm.DB) error {
+		var err error
+		ex, err = s.fork(tx, userID, exchangeID, seq, now())
+		return err
+	})
+	if err != nil {
+		return nil, wrap("fork", err)
+	}
+	return ex, nil
+}
+
+// StartFork makes a fork as Fork does and starts a turn on it in the same
+// transaction: with Query, a new user message at Seq (an edit); without,
+// the turn answers the copied user message at Seq-1 again (ErrBadSeq if
+// that entry is not a user message). It returns the fork, with its lease
+// taken, and the user message the turn answers.
+func (s *Store) StartFork(ctx context.Context, f ForkStart) (*Exchange, *Message, error) {
+	var ex *Exchange
+	var msg *Message
+	err := s.transact(ctx, func(tx *gorm.DB) error {
+		at := now()
+		var err error
+		if ex, err = s.fork(tx, f.UserID, f.ExchangeID, f.Seq, at); err != nil {
+			return err
+		}
+		if f.Query != "" {
+			if msg, err = appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: f.Query, CreatedAt: at}); err != nil {
+				return err
+			}
+			ex.TurnCount++
+			if ex.Title == "" {
+				ex.Title = TitleFrom(f.Query)
+			}
+		} else {
+			msg = &Message{}
+			err := tx.Where("exchange_id = ? AND seq = ?", ex.ID, f.Seq-1).Take(msg).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && msg.Role != RoleUser) {
+				return ErrBadSeq
+			}
+			if err != nil {
+				return err
+			}
+		}
+		owner := f.Owner
+		ex.TurnStatus, ex.TurnOwner, ex.TurnHeartbeatAt, ex.TurnAttempts = TurnRunning, &owner, &at, 1
+		if f.AgentType != "" {
+			ex.AgentType = f.AgentType
+		}
+		return tx.Model(&Exchange{}).Where("id = ?", ex.ID).UpdateColumns(map[string]any{
+			"turn_status": TurnRunning, "turn_owner": owner, "turn_heartbeat_at": at, "turn_attempts": 1,
+			"turn_count": ex.TurnCount, "title": ex.Title, "agent_type": ex.AgentType,
+		}).Error
+	})
+	if err != nil {
+		return nil, nil, wrap("start fork", err)
+	}
+	return ex, msg, nil
+}
+
+// fork copies the parent's log before seq into a new exchange, in tx.
+func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*Exchange, error) {
+	var parent Exchange
+	q := tx.Where("id = ? AND user_id = ?", parentID, userID)
+	if s.dialect == "postgres" {
+		// The parent's row first, as the new row's foreign key would take
+		// it: a delete of the parent that holds it finishes first (and the
+		// fork finds nothing), instead of waiting for the advisory lock
+		// while the fork waits for the row.
+		q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+	}
+	if err := q.Take(&parent).Error; err != nil {
+		return nil, err
+	}
+	if s.dialect == "postgres" {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock_shared(?)", forkLock).Error; err != nil {
+			return nil, err
+		}
+	}
+	var next int64
+	if err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1) + 1").
+		Where("exchange_id = ?", parentID).Scan(&next).Error; err != nil {
+		return nil, err
+	}
+	if seq < 0 || seq > next {
+		return nil, fmt.Errorf("%w: a fork at %d of a log of %d entries", ErrBadSeq, seq, next)
+	}
+	// Everything written before the entry at seq, error rows included; at
+	// the end of the log, everything committed.
+	cut := int64(math.MaxInt64)
+	if seq < next {
+		if err := tx.Model(&Message{}).Select("id").Where("exchange_id = ? AND seq = ?", parentID, seq).
+			Scan(&cut).Error; err != nil {
+			return nil, err
+		}
+	}
+	ex := &Exchange{
+		UserID: userID, Scope: parent.Scope, PageID: parent.PageID, JobID: parent.JobID,
+		Title: parent.Title, AgentType: parent.AgentType, ForkedFromID: &parent.ID, ForkedAtSeq: &seq,
+		CreatedAt: at, UpdatedAt: at, TurnStatus: TurnIdle,
+	}
+	if parent.Scope == ScopeJob {
+		ex.Scope, ex.JobID = ScopeGeneral, nil
+	}
+	if err := tx.Create(ex).Error; err != nil {
+		return nil, err
+	}
+	// ORDER BY id: the copies take ids in the parent's order, so the
+	// fork's log reads in the same order (every reader orders by id). The
+	// seq bound matters on PostgreSQL only, where the parent's running
+	// turn may commit an entry at seq after it was looked for above.
+	if err := tx.Exec(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, copy_of)
+		SELECT ?, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id)
+		FROM messages WHERE exchange_id = ? AND id < ? AND (seq IS NULL OR seq < ?) ORDER BY id`,
+		ex.ID, parentID, cut, seq).Error; err != nil {
+		return nil, err
+	}
+	// The insert trigger leaves copies out of stored_bytes: add them once.
+	// On SQLite, whose one writer holds the database for this whole
+	// transaction, that is the parent's size less what was not copied (for
+	// the usual fork near the end, next to nothing to read). On PostgreSQL
+	// the parent may have grown since the copy's snapshot: sum the copies.
+	bytes, args := `(SELECT stored_bytes FROM exchanges WHERE id = ?) - (SELECT COALESCE(SUM(
+			length(CAST(content AS BLOB)) + COALESCE(length(CAST(agent_response AS BLOB)), 0) + COALESCE(length(CAST(tool AS BLOB)), 0)
+		), 0) FROM messages WHERE exchange_id = ? AND id >= ?)`, []any{parentID, parentID, cut}
+	if s.dialect == "postgres" {
+		bytes, args = `stored_bytes + (SELECT COALESCE(SUM(
+			octet_length(content) + COALESCE(octet_length(agent_response), 0) + COALESCE(octet_length(tool), 0)
+		), 0) FROM messages WHERE exchange_id = ?)`, []any{ex.ID}
+	}
+	args = append(args, ex.ID, RoleUser, ex.ID)
+	if err := tx.Exec(`UPDATE exchanges SET stored_bytes = `+bytes+`,
+			turn_count = (SELECT COUNT(*) FROM messages WHERE exchange_id = ? AND role = ?)
+		WHERE id = ?`, args...).Error; err != nil {
+		return nil, err
+	}
+	if err := tx.Select("turn_count", "stored_bytes").Take(ex, ex.ID).Error; err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// RegenerateSeq is where a regeneration of the reply at seq forks: just
+// after the user message that reply answers (so the fork's log ends with
+// that message). seq names an assistant message; nil means the log's last
+// one. Anything else gives ErrBadSeq.
+func (s *Store) RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq *int64) (int64, error) {
+	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
+		return 0, fmt.Errorf("regenerate: %w", err)
+	}
+	db := s.db.WithContext(ctx)
+	var reply Message
+	q := db.Select("id, seq, role").Where("exchange_id = ? AND role = ?", exchangeID, RoleAssistant)
+	if seq != nil {
+		q = q.Where("seq = ?", *seq)
+	}
+	if err := q.Order("seq DESC").Take(&reply).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return 0, fmt.Errorf("regenerate: %w", ErrBadSeq)
+		}
+		return 0, wrap("regenerate", err)
+	}
+	var query Message
+	err := db.Select("id, seq").Where("exchange_id = ? AND role = ? AND seq < ?", exchangeID, RoleUser, *reply.Seq).
+		Order("seq DESC").Take(&query).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return 0, fmt.Errorf("regenerate: %w", ErrBadSeq)
+	}
+	if err != nil {
+		return 0, wrap("regenerate", err)
+	}
+	return *query.Seq + 1, nil
+}
+
+// Family returns every exchange of the family the user's exchange belongs
+// to: its root first, then every fork at any depth, in the order they were
+// made (a fork is always younger than its parent).
+func (s *Store) Family(ctx context.Context, userID, exchangeID int64) ([]Exchange, error) {
+	db := s.db.WithContext(ctx)
+	var ids []int64
+	err := db.Raw(`WITH RECURSIVE up(id, parent) AS (
+			SELECT id, forked_from_id FROM exchanges WHERE id = ? AND user_id = ?
+			UNION ALL
+			SELECT e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
+		), down(id) AS (
+			SELECT id FROM up WHERE parent IS NULL
+			UNION ALL
+			SELECT e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
+		) SELECT id FROM down`, exchangeID, userID).Scan(&ids).Error
+	if err != nil {
+		return nil, wrap("family", err)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("family: %w", ErrNotFound)
+	}
+	var out []Exchange
+	err = db.Where("id IN ? AND user_id = ?", ids, userID).Order("id").Find(&out).Error
+	return out, wrap("family", err)
+}
+
+// FamilySummary is what a list of exchanges (the HTML sidebar: one item
+// per family) needs to know of an exchange's family.
+type FamilySummary struct {
+	RootID   int64 // the family's root
+	Branches int   // exchanges in the family, the root included
+	LatestID int64 // the member active last (the branch last used)
+}
+
+// Families returns, for each of ids that is the user's, its family's
+// summary. Exchanges that are neither forks nor forked are families of one.
+func (s *Store) Families(ctx context.Context, userID int64, ids []int64) (map[int64]FamilySummary, error) {
+	out := map[int64]FamilySummary{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	db := s.db.WithContext(ctx)
+	var roots []struct {
+		Start int64
+		Root  int64
+	}
+	err := db.Raw(`WITH RECURSIVE up(start, id, parent) AS (
+			SELECT id, id, forked_from_id FROM exchanges WHERE user_id = ? AND id IN ?
+			UNION ALL
+			SELECT up.start, e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
+		) SELECT start, id AS root FROM up WHERE parent IS NULL`, userID, ids).Scan(&roots).Error
+	if err != nil {
+		return nil, wrap("families", err)
+	}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	rootIDs := make([]int64, 0, len(roots))
+	for _, r := range roots {
+		rootIDs = append(rootIDs, r.Root)
+	}
+	var members []struct {
+		Root      int64
+		ID        int64
+		UpdatedAt time.Time
+	}
+	err = db.Raw(`WITH RECURSIVE down(root, id) AS (
+			SELECT id, id FROM exchanges WHERE id IN ?
+			UNION ALL
+			SELECT down.root, e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
+		) SELECT down.root, down.id, e.updated_at FROM down JOIN exchanges e ON e.id = down.id`, rootIDs).Scan(&members).Error
+	if err != nil {
+		return nil, wrap("families", err)
+	}
+	byRoot := map[int64]FamilySummary{}
+	latest := map[int64]time.Time{}
+	for _, m := range members {
+		f := byRoot[m.Root]
+		f.RootID = m.Root
+		f.Branches++
+		if at := m.UpdatedAt.UTC(); f.LatestID == 0 || at.After(latest[m.Root]) || (at.Equal(latest[m.Root]) && m.ID > f.LatestID) {
+			f.LatestID, latest[m.Root] = m.ID, at
+		}
+		byRoot[m.Root] = f
+	}
+	for _, r := range roots {
+		out[r.Start] = byRoot[r.Root]
+	}
+	return out, nil
+}
+
+// BranchPoint is a position of an exchange's log where its family's
+// branches part: the entry at Seq differs between them (or one of them has
+// none there yet). It is what the "‹ 2 / 3 ›" switcher on that message
+// shows.
+type BranchPoint struct {
+	Seq int64
+	// Branches holds one exchange per different entry at Seq, the one
+	// entered first (the oldest exchange holding it) first; for another
+	// entry than this exchange's, the exchange of the family that holds it
+	// and was active last (the branch last used).
+	Branches []int64
+	// Current is the index of this exchange in Branches.
+	Current int
+}
+
+// BranchPoints returns, for the user's exchange, every seq where another
+// member of its family shares all the entries before it but not the entry
+// at it, in seq order. It reads the family and each member's log length,
+// not the logs: the fork points say where logs part.
+func (s *Store) BranchPoints(ctx context.Context, userID, exchangeID int64) ([]BranchPoint, error) {
+	family, err := s.Family(ctx, userID, exchangeID)
+	if err != nil {
+		return nil, fmt.Errorf("branch points: %w", err)
+	}
+	if len(family) == 1 {
+		return []BranchPoint{}, nil
+	}
+	ids := make([]int64, len(family))
+	for i, e := range family {
+		ids[i] = e.ID
+	}
+	var lengths []struct {
+		ExchangeID int64
+		Next       int64
+	}
+	err = s.db.WithContext(ctx).Model(&Message{}).Select("exchange_id, MAX(seq) + 1 AS next").
+		Where("exchange_id IN ? AND seq IS NOT NULL", ids).Group("exchange_id").Scan(&lengths).Error
+	if err != nil {
+		return nil, wrap("branch points", err)
+	}
+	t := newFamilyTree(family)
+	for _, l := range lengths {
+		t.length[l.ExchangeID] = l.Next
+	}
+	return t.branchPoints(exchangeID), nil
+}
+
+// familyTree answers where two members' logs part, from the fork points.
+type familyTree struct {
+	byID   map[int64]*Exchange
+	chain  map[int64][]int64 // root … member
+	length map[int64]int64   // entries in the log (its next seq)
+}
+
+func newFamilyTree(family []Exchange) *familyTree {
+	t := &familyTree{byID: map[int64]*Exchange{}, chain: map[int64][]int64{}, length: map[int64]int64{}}
+	for i := range family {
+		t.byID[family[i].ID] = &family[i]
+	}
+	for _, e := range family {
+		var c []int64
+		for id := e.ID; ; {
+			c = append(c, id)
+			p := t.byID[id].ForkedFromID
+			if p == nil || t.byID[*p] == nil {
+				break
+			}
+			id = *p
+		}
+		slices.Reverse(c)
+		t.chain[e.ID] = c
+	}
+	return t
+}
+
+// common is how many leading entries the logs of a and b share. A fork
+// shares with its parent the entries before its fork seq, so below their
+// last common ancestor each path keeps the smallest fork seq on it.
+func (t *familyTree) common(a, b int64) int64 {
+	ca, cb := t.chain[a], t.chain[b]
+	i := 0
+	for i < len(ca) && i < len(cb) && ca[i] == cb[i] {
+		i++
+	}
+	n := min(t.length[a], t.length[b])
+	for _, c := range [][]int64{ca[i:], cb[i:]} {
+		for _, id := range c {
+			if s := t.byID[id].ForkedAtSeq; s != nil {
+				n = min(n, *s)
+			}
+		}
+	}
+	return n
+}
+
+func (t *familyTree) branchPoints(x int64) []BranchPoint {
+	groups := map[int64][]int64{} // seq → members that part from x there
+	for id := range t.byID {
+		if id == x {
+			continue
+		}
+		d := t.common(x, id)
+		if d >= t.length[x] && d >= t.length[id] {
+			continue // the same log: nothing to switch between
+		}
+		groups[d] = append(groups[d], id)
+	}
+	out := []BranchPoint{}
+	for d, members := range groups {
+		slices.Sort(members)
+		type alt struct {
+			first int64 // the oldest member holding the entry: the order
+			rep   int64
+		}
+		// x's own entry at d is also held by every member sharing more
+		// than d entries with it.
+		own := alt{first: x, rep: x}
+		for id := range t.byID {
+			if id != x && t.common(x, id) > d {
+				own.first = min(own.first, id)
+			}
+		}
+		alts := []alt{own}
+		var held [][]int64
+		for _, m := range members {
+			placed := false
+			for i, h := range held {
+				if t.sameAt(h[0], m, d) {
+					held[i] = append(h, m)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				held = append(held, []int64{m})
+			}
+		}
+		for _, h := range held {
+			a := alt{first: h[0], rep: h[0]}
+			for _, m := range h[1:] {
+				if e, r := t.byID[m], t.byID[a.rep]; e.UpdatedAt.After(r.UpdatedAt) || (e.UpdatedAt.Equal(r.UpdatedAt) && m > a.rep) {
+					a.rep = m
+				}
+			}
+			alts = append(alts, a)
+		}
+		slices.SortFunc(alts, func(a, b alt) int { return int(a.first - b.first) })
+		p := BranchPoint{Seq: d}
+		for i, a := range alts {
+			if a.rep == x {
+				p.Current = i
+			}
+			p.Branches = append(p.Branches, a.rep)
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b BranchPoint) int { return int(a.Seq - b.Seq) })
+	return out
+}
+
+// sameAt says whether a and b hold the same entry at seq d, or both none.
+func (t *familyTree) sameAt(a, b, d int64) bool {
+	if d >= t.length[a] || d >= t.length[b] {
+		return d >= t.length[a] && d >= t.length[b]
+	}
+	return t.common(a, b) > d
+}
+
+// reparentForks keeps the families of exchanges about to be deleted whole:
+// the forks of a deleted fork become forks of its parent, at the smaller of
+// the two fork seqs (their logs share exactly that much); the forks of a
+// deleted root become forks of its oldest fork, which becomes the root.
+// That is true of their logs as well: a fork shares with its parent's
+// parent the entries before the smaller fork seq. Without it, ON DELETE SET
+// NULL would cut the forks off into families of their own.
+func (s *Store) reparentForks(tx *gorm.DB, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var parents []int64
+	if err := tx.Model(&Exchange{}).Distinct("forked_from_id").Where("forked_from_id IN ?", ids).
+		Order("forked_from_id").Scan(&parents).Error; err != nil {
+		return err
+	}
+	least := "MIN"
+	if s.dialect == "postgres" {
+		least = "LEAST"
+	}
+	for _, id := range parents {
+		// Read afresh: an earlier step may have moved this one too.
+		var d Exchange
+		if err := tx.Select("id, forked_from_id, forked_at_seq").Take(&d, id).Error; err != nil {
+			return err
+		}
+		if d.ForkedFromID != nil {
+			if err := tx.Exec("UPDATE exchanges SET forked_from_id = ?, forked_at_seq = "+least+"(forked_at_seq, ?) WHERE forked_from_id = ?",
+				*d.ForkedFromID, *d.ForkedAtSeq, d.ID).Error; err != nil {
+				return err
+			}
+			continue
+		}
+		var heir Exchange
+		if err := tx.Select("id, forked_at_seq").Where("forked_from_id = ?", d.ID).Order("id").Take(&heir).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("UPDATE exchanges SET forked_from_id = ?, forked_at_seq = "+least+"(forked_at_seq, ?) WHERE forked_from_id = ? AND id <> ?",
+			heir.ID, *heir.ForkedAtSeq, d.ID, heir.ID).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("UPDATE exchanges SET forked_from_id = NULL, forked_at_seq = NULL WHERE id = ?", heir.ID).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
