@@ -59,6 +59,8 @@ type Options struct {
 	// Hub receives the turns' events for live subscribers; nil makes one.
 	Hub    *Hub
 	Logger *slog.Logger
+	// Observer hears how turns go (metrics); nil: nobody.
+	Observer Observer
 }
 
 // Service runs agents and the turns that call them.
@@ -102,6 +104,9 @@ func New(store Store, provider Provider, opts Options) *Service {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	return &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
@@ -259,7 +264,7 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
-	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page}, release), nil
+	return s.launch(ex, userMsg, turnInput{context: req.Context, page: page, log: s.turnLogger(ctx)}, release), nil
 }
 
 // pageStart checks a message for a page's chat and points start at it: the
