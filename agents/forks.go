@@ -73,7 +73,7 @@ func (s *Service) StartFork(ctx context.Context, req ForkRequest) (*Turn, *model
 	}
 	t, err := s.startFork(ctx, models.ForkStart{
 		UserID: req.UserID, ExchangeID: req.ExchangeID, Seq: req.Seq, Query: req.Query, AgentType: agentType,
-	}, turnInput{context: req.Context, page: page}, nil)
+	}, turnInput{context: req.Context, page: page, log: s.turnLogger(ctx)}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) Regenerate(ctx context.Context, req RegenerateRequest) (*Turn,
 	// The question is an entry the fork copied, not a new one: no entry
 	// event for it (as for a retry).
 	return s.startFork(ctx, models.ForkStart{UserID: req.UserID, ExchangeID: req.ExchangeID, Seq: at, AgentType: agentType},
-		turnInput{context: req.Context, page: page, retry: true}, nil)
+		turnInput{context: req.Context, page: page, retry: true, log: s.turnLogger(ctx)}, nil)
 }
 
 // startFork takes a turn slot (unless release is given: the caller holds

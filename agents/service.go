@@ -62,6 +62,8 @@ type Options struct {
 	// Hub receives the turns' events for live subscribers; nil makes one.
 	Hub    *Hub
 	Logger *slog.Logger
+	// Observer hears how turns go (metrics); nil: nobody.
+	Observer Observer
 }
 
 // Service runs agents and the turns that call them.
@@ -105,6 +107,9 @@ func New(store Store, provider Provider, opts Options) *Service {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	return &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
@@ -269,7 +274,7 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := turnInput{context: req.Context, page: page}
+	in := turnInput{context: req.Context, page: page, log: s.turnLogger(ctx)}
 	ex, userMsg, err := s.store.StartTurn(ctx, start)
 	if errors.Is(err, models.ErrLogMoved) {
 		return s.forkStale(ctx, start, in, release)

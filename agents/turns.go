@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -114,11 +115,15 @@ type turnInput struct {
 	page    *models.Page // the page of a page chat, as first read
 	retry   bool         // the user message was there already: no entry event for it
 	forked  bool         // the exchange is a fork made for this turn
+	log     *slog.Logger // the turn's lines, with the starting request's id
 }
 
 // launch runs a started turn in the background and returns at once. The
 // turn holds its user's slot (release) until it ends, however it ends.
 func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInput, release func()) *Turn {
+	if in.log == nil {
+		in.log = s.opts.Logger
+	}
 	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
@@ -137,13 +142,19 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		defer release()
 		defer cancel(nil)
 		defer deadline.Stop()
+		started := time.Now()
+		s.opts.Observer.TurnStarted()
+		in.log.Debug("turn started", "exchange", ex.ID)
 		t.res, t.err = s.executeGuarded(ctx, t, &r.reply, in)
 		s.mu.Lock()
 		delete(s.running, ex.ID)
 		s.mu.Unlock()
 		if t.err != nil {
-			s.opts.Logger.Error("turn", "exchange", ex.ID, "err", t.err)
+			in.log.Error("turn", "exchange", ex.ID, "err", t.err)
 		}
+		end := outcome(t.res, t.err)
+		s.opts.Observer.TurnEnded(end, time.Since(started))
+		in.log.Info("turn ended", "exchange", ex.ID, "outcome", end, "took", time.Since(started))
 		s.publishOutcome(ex, t.res)
 	}()
 	return t
@@ -155,7 +166,7 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 func (s *Service) executeGuarded(ctx context.Context, t *Turn, partial *replySoFar, in turnInput) (res *TurnResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.opts.Logger.Error("turn panicked", "exchange", t.Exchange.ID, "panic", p, "stack", string(debug.Stack()))
+			in.log.Error("turn panicked", "exchange", t.Exchange.ID, "panic", p, "stack", string(debug.Stack()))
 			res, err = s.fail(context.WithoutCancel(ctx), &TurnResult{Exchange: t.Exchange, Query: t.Query, Forked: t.Forked},
 				&FailureError{Reason: "The assistant failed unexpectedly. It has been logged; please try again.", Err: fmt.Errorf("panic: %v", p)})
 		}
@@ -304,7 +315,7 @@ func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, e
 		release()
 		return nil, err
 	}
-	return s.launch(ex, query, turnInput{retry: true}, release), nil
+	return s.launch(ex, query, turnInput{retry: true, log: s.turnLogger(ctx)}, release), nil
 }
 
 // Close stops the running turns (each records that the server restarted,

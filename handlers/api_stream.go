@@ -83,6 +83,8 @@ var errStreamEnded = errors.New("stream: exchange deleted")
 // nothing committed during the catch-up read is missed.
 func (st *apiStreamer) run(w *bufio.Writer) {
 	defer st.release()
+	st.h.observer.LiveOpened("stream")
+	defer st.h.observer.LiveClosed("stream")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub := st.h.hub.Subscribe(st.userID)

@@ -94,6 +94,9 @@ type Deps struct {
 	// (session.go). Processes sharing a database share it
 	// (models.Store.ServerSecret); nil: a random key for this process.
 	CSRFKey []byte
+	// Observer hears the requests and live connections (metrics); nil:
+	// nobody.
+	Observer Observer
 }
 
 // Handlers carries the dependencies into every handler.
@@ -109,6 +112,7 @@ type Handlers struct {
 	cfg      Config
 	throttle throttle.Throttle
 	csrfKey  []byte
+	observer Observer
 }
 
 // Limits of the HTTP surface.
@@ -141,6 +145,9 @@ func New(d Deps) *fiber.App {
 	if d.Throttle == nil {
 		d.Throttle = throttle.NewMemory(nil, 0)
 	}
+	if d.Observer == nil {
+		d.Observer = noObserver{}
+	}
 	if d.CSRFKey == nil {
 		d.CSRFKey = make([]byte, 32)
 		_, _ = rand.Read(d.CSRFKey) // never fails (crypto/rand)
@@ -148,7 +155,7 @@ func New(d Deps) *fiber.App {
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
 		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
-		throttle: d.Throttle, csrfKey: d.CSRFKey,
+		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer,
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))
 	for i, p := range d.Config.TrustedProxies {
@@ -171,6 +178,7 @@ func New(d Deps) *fiber.App {
 		TrustedProxies:          proxies,
 	})
 	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
+	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
 	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
 	h.routes(app)
 	return app

@@ -149,6 +149,8 @@ func (h *Handlers) live(conn *websocket.Conn) {
 		return // too late: its slot was given back
 	}
 	defer client.slot.release()
+	h.observer.LiveOpened("websocket")
+	defer h.observer.LiveClosed("websocket")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &liveSession{h: h, conn: conn, ctx: ctx, liveClient: client, sub: h.hub.Subscribe(client.userID)}

@@ -37,10 +37,14 @@ type committer struct {
 	closed  chan struct{} // Close was called
 	stopped chan struct{} // run has returned: nothing more is committed
 	groups  atomic.Int64  // transactions committed or rolled back (each attempt), for the tests
+	onGroup func(writes int)
 }
 
-func newCommitter(db *gorm.DB) *committer {
-	c := &committer{db: db, queue: make(chan *write, groupLimit), closed: make(chan struct{}), stopped: make(chan struct{})}
+func newCommitter(db *gorm.DB, onGroup func(writes int)) *committer {
+	if onGroup == nil {
+		onGroup = func(int) {}
+	}
+	c := &committer{db: db, queue: make(chan *write, groupLimit), closed: make(chan struct{}), stopped: make(chan struct{}), onGroup: onGroup}
 	go c.run()
 	return c
 }
@@ -94,6 +98,7 @@ func (c *committer) run() {
 			}
 		}
 		c.commit(group)
+		c.onGroup(len(group))
 	}
 }
 

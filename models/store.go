@@ -34,6 +34,9 @@ type Options struct {
 	Synchronous string
 	// Logger receives GORM's statement log; nil keeps it silent.
 	Logger logger.Interface
+	// OnGroupCommit hears how many writes shared each SQLite group commit
+	// (metrics); nil: nobody. It must not block.
+	OnGroupCommit func(writes int)
 }
 
 // Open connects to dsn (a SQLite file path, or a postgres:// URL), creating a
@@ -75,7 +78,7 @@ func Open(dsn string, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(8)
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(0)
-	return &Store{db: db, dialect: "sqlite", group: newCommitter(db)}, nil
+	return &Store{db: db, dialect: "sqlite", group: newCommitter(db, opts.OnGroupCommit)}, nil
 }
 
 func isPostgres(dsn string) bool {

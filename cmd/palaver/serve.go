@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/metrics"
 	"palaver/models"
 	"palaver/static"
 )
@@ -30,6 +32,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
+	logFormat := f.string("log-format", "text", "text (key=value lines) or json (one JSON object a line)")
+	metricsAddr := f.string("metrics-addr", "", "serve Prometheus metrics at /metrics on this address only (e.g. 127.0.0.1:9090; empty: off)")
 	proxyList := f.string("trusted-proxies", "", "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-* headers count (empty: none)")
 	if pos, err := f.parse(args); err != nil {
 		return err
@@ -50,9 +54,29 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("%w: --log-level: %q is not debug, info, warn or error", errUsage, *logLevel)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var log *slog.Logger
+	switch *logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	default:
+		return fmt.Errorf("%w: --log-format: %q is not text or json", errUsage, *logFormat)
+	}
+	// Metrics are counted only when they are served: the observers stay
+	// empty otherwise.
+	var (
+		met      *metrics.Metrics
+		onCommit func(int)
+		turnObs  agents.Observer
+		httpObs  handlers.Observer
+	)
+	if *metricsAddr != "" {
+		met = metrics.New()
+		onCommit, turnObs, httpObs = met.GroupCommit, met, met
+	}
 
-	store, n, err := openStore(ctx, *db, models.Options{Synchronous: strings.ToLower(*sync)})
+	store, n, err := openStore(ctx, *db, models.Options{Synchronous: strings.ToLower(*sync), OnGroupCommit: onCommit})
 	if err != nil {
 		return err
 	}
@@ -85,7 +109,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// One count of what each user holds (running turns, live sockets,
 	// streams), shared by the agents and the handlers.
 	slots := agents.NewMemorySlots()
-	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots})
+	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs})
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -103,10 +127,19 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Logger:   log,
 		Config:   handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies},
 		CSRFKey:  csrfKey,
+		Observer: httpObs,
 	})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
+	}
+	if met != nil {
+		met.WatchDB("palaver", sqlDB)
+		stop, err := serveMetrics(ctx, *metricsAddr, met, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
@@ -123,6 +156,29 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return errors.Join(err, svc.Close(closeCtx))
 	}
+}
+
+// serveMetrics serves met's /metrics on addr, apart from the app (an
+// operator's address, not the users'), until stop is called.
+func serveMetrics(ctx context.Context, addr string, met *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", met.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}, nil
 }
 
 // warnUsernameClashes logs the accounts whose names became the same under
