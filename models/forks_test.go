@@ -3,8 +3,6 @@ package models
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -612,30 +610,7 @@ func TestBranchPoints(t *testing.T) {
 // TestForksMigration: messages written before migration 00008 stay found
 // once, their exchanges' sizes stay right, and they can be forked.
 func TestForksMigration(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := Open(filepath.Join(t.TempDir(), "palaver.db"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		checkForksMigration(t, s)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv(postgresEnv)
-		if dsn == "" {
-			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-		}
-		s, err := Open(dsn, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		lockPostgres(t, s)
-		if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
-			t.Fatal(err)
-		}
-		checkForksMigration(t, s)
-	})
+	eachEmptyDB(t, checkForksMigration)
 }
 
 func checkForksMigration(t *testing.T, s *Store) {

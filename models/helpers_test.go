@@ -87,6 +87,36 @@ func eachDB(t *testing.T, fn func(t *testing.T, s *Store)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, newPostgres(t)) })
 }
 
+// eachEmptyDB runs fn on an empty, unmigrated SQLite database and (with
+// PALAVER_TEST_POSTGRES) on a wiped PostgreSQL one: for the tests of one
+// migration, which migrate to the version before it themselves.
+func eachEmptyDB(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := Open(filepath.Join(t.TempDir(), "palaver.db"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		fn(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv(postgresEnv)
+		if dsn == "" {
+			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
+		}
+		s, err := Open(dsn, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		lockPostgres(t, s)
+		if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
+}
+
 func mustUser(t testing.TB, s *Store, name string) *User {
 	t.Helper()
 	u, err := s.CreateUser(context.Background(), name, "hash-of-"+name, false)

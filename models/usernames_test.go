@@ -2,8 +2,6 @@ package models
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -38,30 +36,7 @@ func TestUsernamesUniqueByKey(t *testing.T) {
 // keys; two whose names now clash both survive, the older holds the key, each
 // signs in by its own spelling, and the clash is reported.
 func TestUsernameKeysMigration(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := Open(filepath.Join(t.TempDir(), "palaver.db"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		checkUsernameMigration(t, s)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv(postgresEnv)
-		if dsn == "" {
-			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-		}
-		s, err := Open(dsn, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		lockPostgres(t, s)
-		if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
-			t.Fatal(err)
-		}
-		checkUsernameMigration(t, s)
-	})
+	eachEmptyDB(t, checkUsernameMigration)
 }
 
 func checkUsernameMigration(t *testing.T, s *Store) {

@@ -277,23 +277,7 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, io.Discard, &logs) }()
 
-	serving := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
-	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == ""; {
-		if m := serving.FindStringSubmatch(logs.String()); m != nil {
-			base = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d before serving: %s", code, logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	base := waitServing(t, &logs, done)
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
 		t.Fatal(err)

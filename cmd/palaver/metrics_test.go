@@ -150,28 +150,6 @@ func freeTCPAddr(t *testing.T) string {
 	return addr
 }
 
-// waitServing waits for serve's "serving" line (text or JSON) and returns
-// its base URL.
-func waitServing(t *testing.T, logs *syncBuffer, done <-chan int) string {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		for _, line := range strings.Split(logs.String(), "\n") {
-			var l struct{ Msg, URL string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "serving" {
-				return l.URL
-			}
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d before serving: %s", code, logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", logs.String())
-		}
-	}
-}
-
 // scrape reads and parses a Prometheus text exposition.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()

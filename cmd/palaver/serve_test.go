@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -16,16 +17,15 @@ import (
 )
 
 // startServe runs serve in-process with args until it logs that it serves
-// (or fails), and stops it when the test ends; it returns the log so far.
-func startServe(t *testing.T, args ...string) *syncBuffer {
+// (or fails), and stops it when the test ends; it returns its base URL and
+// the log, which goes on growing.
+func startServe(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncBuffer
-	var code int
-	done := make(chan struct{}) // closed when serve has returned code
+	done := make(chan int, 1)
 	go func() {
-		defer close(done)
-		code = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), io.Discard, &logs)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), io.Discard, &logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -35,18 +35,37 @@ func startServe(t *testing.T, args ...string) *syncBuffer {
 			t.Error("serve did not stop")
 		}
 	})
-	serving := regexp.MustCompile(`url=http://127\.0\.0\.1:\d+`)
-	for deadline := time.Now().Add(10 * time.Second); !serving.MatchString(logs.String()); time.Sleep(10 * time.Millisecond) {
+	return waitServing(t, &logs, done), &logs
+}
+
+// servingLine is serve's "serving" line in the text log format.
+var servingLine = regexp.MustCompile(`msg=serving url=(http://127\.0\.0\.1:\d+)`)
+
+// waitServing waits for serve's "serving" line (text or JSON) and returns
+// its base URL; serve returning first (its exit code on done) fails the
+// test.
+func waitServing(t *testing.T, logs *syncBuffer, done <-chan int) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		out := logs.String()
+		if m := servingLine.FindStringSubmatch(out); m != nil {
+			return m[1]
+		}
+		for _, line := range strings.Split(out, "\n") {
+			var l struct{ Msg, URL string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "serving" {
+				return l.URL
+			}
+		}
 		select {
-		case <-done:
-			t.Fatalf("serve exited with %d before serving: %s", code, logs.String())
+		case code := <-done:
+			t.Fatalf("serve exited with %d before serving: %s", code, out)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", logs.String())
+			t.Fatalf("serve did not start: %s", out)
 		}
 	}
-	return &logs
 }
 
 func TestRedactDSN(t *testing.T) {
@@ -83,7 +102,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(u.User.Username(), "s3cret-pw") // the test cluster trusts, so any password does
-	logs := startServe(t, "--db", u.String())
+	_, logs := startServe(t, "--db", u.String())
 	if got := logs.String(); strings.Contains(got, "s3cret-pw") || !strings.Contains(got, ":xxxxx@") {
 		t.Fatalf("the start-up log shows the password, or not where it was: %s", got)
 	}
@@ -137,7 +156,7 @@ func TestServeWarnsOfUsernameClashes(t *testing.T) {
 		}
 	}
 	s.Close()
-	logs := startServe(t, "--db", db)
+	_, logs := startServe(t, "--db", db)
 	if !strings.Contains(logs.String(), `level=WARN msg="two accounts' names are the same name in another case or Unicode form: both kept, each signs in by its exact name" username=Ann same_as=ann`) {
 		t.Fatalf("no warning naming the clash: %s", logs.String())
 	}

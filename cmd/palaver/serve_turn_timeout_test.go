@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,15 +37,7 @@ func TestServeTurnTimeout(t *testing.T) {
 			t.Error("serve did not stop")
 		}
 	}()
-	serving := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
-	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
-		if m := serving.FindStringSubmatch(logs.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", logs.String())
-		}
-	}
+	base := waitServing(t, &logs, done)
 	req, err := http.NewRequest(http.MethodPost, base+"/api/chat", strings.NewReader(`{"query": "tell me a long story"}`))
 	if err != nil {
 		t.Fatal(err)
