@@ -212,7 +212,7 @@ func TestReaderErrors(t *testing.T) {
 		{"seq not from 0", ex(msg(u2, "1", "user")), "line 2: message 1: seq 1 where 0 was due"},
 		{"seq gap", ex(msg(u2, "0", "user") + "," + msg(u3, "2", "assistant")), "line 2: message 2: seq 2 where 1 was due"},
 		{"seq repeated", ex(msg(u2, "0", "user") + "," + msg(u3, "0", "assistant")), "line 2: message 2: seq 0 where 1 was due"},
-		{"seq a string", ex(strings.Replace(msg(u2, "0", "user"), `"seq":0`, `"seq":"0"`, 1)), "line 2: field messages.seq: a JSON string where a int64 was due"},
+		{"seq a string", ex(strings.Replace(msg(u2, "0", "user"), `"seq":0`, `"seq":"0"`, 1)), "line 2: field messages.seq: a JSON string where a whole number was due"},
 		{"bad uid", ex(msg("not-a-uuid", "0", "user")), `line 2: "not-a-uuid" is not a UUID`},
 		{"nil uid", ex(msg("00000000-0000-0000-0000-000000000000", "0", "user")), "line 2: message 1: no uid"},
 		{"uid twice in an exchange", ex(msg(u2, "0", "user") + "," + msg(u2, "1", "assistant")), "line 2: uid " + u2 + " appears twice"},

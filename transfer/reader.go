@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -244,9 +245,9 @@ func jsonError(err error) error {
 		return fmt.Errorf("invalid JSON at byte %d: %v", syn.Offset, err)
 	case errors.As(err, &typ):
 		if typ.Field != "" {
-			return fmt.Errorf("field %s: a JSON %s where a %s was due", typ.Field, typ.Value, typ.Type)
+			return fmt.Errorf("field %s: a JSON %s where %s was due", typ.Field, typ.Value, kindName(typ.Type))
 		}
-		return fmt.Errorf("a JSON %s where a %s was due", typ.Value, typ.Type)
+		return fmt.Errorf("a JSON %s where %s was due", typ.Value, kindName(typ.Type))
 	}
 	return err
 }
@@ -284,4 +285,32 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// kindName says what JSON a Go type takes, for a person.
+func kindName(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t == reflect.TypeFor[UID]() {
+			return "a UUID string"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return kindName(t.Elem())
+	}
+	return "another value"
 }
