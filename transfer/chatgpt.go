@@ -38,6 +38,9 @@ func (o Options) NewChatGPTReader(r io.Reader) (*ChatGPTReader, error) {
 	dec := json.NewDecoder(skipBOMReader(r))
 	tok, err := dec.Token()
 	if err != nil {
+		if errors.Is(err, ErrInvalid) {
+			return nil, err // the zip's own complaint, which says what
+		}
 		if isReadError(err) {
 			return nil, fmt.Errorf("read conversations.json: %w", err)
 		}
@@ -89,6 +92,9 @@ func (r *ChatGPTReader) next() (Item, error) {
 		r.index++
 		var c gptConversation
 		if err := r.dec.Decode(&c); err != nil {
+			if errors.Is(err, ErrInvalid) {
+				return Item{}, err
+			}
 			if isReadError(err) {
 				return Item{}, fmt.Errorf("read conversation %d: %w", r.index, err)
 			}
@@ -105,13 +111,19 @@ func (r *ChatGPTReader) next() (Item, error) {
 // end reads the closing bracket and makes sure nothing follows it.
 func (r *ChatGPTReader) end() error {
 	if _, err := r.dec.Token(); err != nil {
+		if errors.Is(err, ErrInvalid) {
+			return err
+		}
 		if isReadError(err) {
 			return fmt.Errorf("read conversations.json: %w", err)
 		}
 		return invalid("conversations.json after conversation %d: %v", r.index, jsonError(err))
 	}
 	if _, err := r.dec.Token(); err != io.EOF {
-		if err != nil && isReadError(err) {
+		if err != nil && (errors.Is(err, ErrInvalid) || isReadError(err)) {
+			if errors.Is(err, ErrInvalid) {
+				return err
+			}
 			return fmt.Errorf("read conversations.json: %w", err)
 		}
 		return invalid("conversations.json: something follows the array's closing bracket")
@@ -127,8 +139,6 @@ func isReadError(err error) bool {
 	switch {
 	case err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syn), errors.As(err, &typ):
 		return false // the JSON ends early or is wrong: the file's fault
-	case errors.Is(err, ErrInvalid):
-		return false // the zip's counting reader: a bomb is the file's fault
 	}
 	return true
 }
