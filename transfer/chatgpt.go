@@ -151,6 +151,7 @@ type gptConversation struct {
 	CreateTime     *float64            `json:"create_time"`
 	UpdateTime     *float64            `json:"update_time"`
 	CurrentNode    *string             `json:"current_node"`
+	IsArchived     bool                `json:"is_archived"`
 	Mapping        map[string]*gptNode `json:"mapping"`
 }
 
@@ -183,6 +184,7 @@ type conversation struct {
 	o         *Options
 	index     int
 	id, title string
+	archived  bool
 	created   time.Time // may be zero
 	updated   time.Time // may be zero
 	root      *tnode    // of the current path
@@ -218,7 +220,7 @@ type branch struct {
 }
 
 func (r *ChatGPTReader) newConversation(c *gptConversation) (*conversation, error) {
-	cv := &conversation{o: &r.o, index: r.index, id: c.ID}
+	cv := &conversation{o: &r.o, index: r.index, id: c.ID, archived: c.IsArchived}
 	if cv.id == "" {
 		cv.id = c.ConversationID
 	}
@@ -435,6 +437,7 @@ func (cv *conversation) exchange(b *branch, path []*tnode, own int) (*Exchange, 
 		Title:     cv.title,
 		AgentType: cv.o.ChatGPTAgentType,
 		Scope:     ScopeGeneral,
+		Archived:  cv.archived,
 		Messages:  []*Message{},
 	}
 	var seq int64

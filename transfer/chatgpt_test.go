@@ -254,6 +254,7 @@ func TestChatGPTTree(t *testing.T) {
 func TestChatGPTSkipsAndKeeps(t *testing.T) {
 	conv := conversation("c", "", "a", node{id: "r"}, node{id: "u", parent: "r", role: "user", text: "hi"},
 		node{id: "a", parent: "u", role: "assistant", text: "hello"})
+	conv["is_archived"] = true
 	m := conv["mapping"].(map[string]any)
 	set := func(id string, content map[string]any) {
 		m[id].(map[string]any)["message"].(map[string]any)["content"] = content
@@ -268,8 +269,8 @@ func TestChatGPTSkipsAndKeeps(t *testing.T) {
 	if len(es) != 1 || len(es[0].Messages) != 1 || es[0].Messages[0].Content != "look\n\nat this" {
 		t.Fatalf("%d exchanges: %q", len(es), summary(es[0]))
 	}
-	if es[0].Title != "" {
-		t.Errorf("title %q", es[0].Title)
+	if es[0].Title != "" || !es[0].Archived {
+		t.Errorf("title %q, archived %v", es[0].Title, es[0].Archived)
 	}
 
 	// Only a system message: an exchange with an empty log (its title is kept).

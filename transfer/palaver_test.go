@@ -2,8 +2,10 @@ package transfer_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -359,4 +361,82 @@ func TestUID(t *testing.T) {
 	if got := transfer.NameUID(dns, "www.example.com").String(); got != "2ed6657d-e927-568b-95e1-2665a8aea6a2" {
 		t.Errorf("NameUID = %s", got)
 	}
+}
+
+// EqualContent, for the store's round trip: new uids and re-encoded JSON
+// compare equal, a changed field does not.
+func TestEqualContent(t *testing.T) {
+	items := transfertest.New(4).Items(3, 20)
+	data := write(t, items)
+	g := transfertest.New(99)
+	renamed := map[string]string{}
+	for _, u := range uidPattern.FindAll(data, -1) {
+		if _, ok := renamed[string(u)]; !ok {
+			renamed[string(u)] = g.UID().String()
+		}
+	}
+	moved := uidPattern.ReplaceAllFunc(data, func(u []byte) []byte { return []byte(renamed[string(u)]) })
+	got, err := readAll(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if transfertest.Equal(items, got) == nil {
+		t.Error("Equal ignores new uids")
+	}
+	if err := transfertest.EqualContent(items, got); err != nil {
+		t.Error(err)
+	}
+	// agent_response as a store re-encodes it: keys in another order.
+	type reordered struct {
+		Metadata    any `json:"metadata"`
+		Suggestions any `json:"suggestions"`
+		Confidence  any `json:"confidence"`
+		AgentType   any `json:"agent_type"`
+		Content     any `json:"content"`
+	}
+	n := 0
+	for _, it := range got {
+		for _, m := range messagesOf(it) {
+			if m.AgentResponse != nil {
+				var r reordered
+				json.Unmarshal(m.AgentResponse, &r)
+				m.AgentResponse, _ = json.Marshal(r)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no agent_response to reorder")
+	}
+	if err := transfertest.EqualContent(items, got); err != nil {
+		t.Error(err)
+	}
+	if transfertest.Equal(items, got) == nil {
+		t.Error("Equal ignores reordered keys")
+	}
+	for _, it := range got {
+		if ms := messagesOf(it); len(ms) > 0 && ms[len(ms)-1].AgentResponse != nil {
+			ms[len(ms)-1].AgentResponse = json.RawMessage(`{"content":"other"}`)
+			break
+		}
+	}
+	if transfertest.EqualContent(items, got) == nil {
+		t.Error("EqualContent ignores a changed agent_response")
+	}
+	if got, err = readAll(moved); err != nil {
+		t.Fatal(err)
+	}
+	got[len(got)-1].Exchange.Title += "!"
+	if transfertest.EqualContent(items, got) == nil {
+		t.Error("EqualContent ignores a changed title")
+	}
+}
+
+var uidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+func messagesOf(it transfer.Item) []*transfer.Message {
+	if it.Exchange == nil {
+		return nil
+	}
+	return it.Exchange.Messages
 }

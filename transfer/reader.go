@@ -177,6 +177,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	if r.done {
 		return nil, io.EOF
 	}
+	if cap(r.buf) > maxKeptBuffer {
+		r.buf = nil // one huge line should not pin its size for the rest
+	}
 	r.buf = r.buf[:0]
 	r.line++
 	for {

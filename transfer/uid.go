@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"unicode/utf8"
 )
 
 // UID is the stable identity of an exchange, message, page or revision: a
@@ -83,10 +84,15 @@ func NameUID(namespace UID, name string) UID {
 	return u
 }
 
-// clip shortens s for an error message.
+// clip shortens s for an error message, on a character boundary.
 func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
+	const max = 60
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -313,7 +313,11 @@ func (g *Gen) Edges() []*transfer.Exchange {
 	agent, mode, comment, fb := "page_assistant", transfer.EditSectionPatch, "", int64(0)
 	a := msg(transfer.RoleAssistant, i(1), "")
 	a.AgentType, a.EditMode, a.Comment, a.Feedback = &agent, &mode, &comment, &fb
-	a.AgentResponse = json.RawMessage(`{"content":"","metadata":{"nested":{"deep":[1,2,{"x":null}]}},"future_field":"kept"}`)
+	// Deep, with every kind of JSON value, in the shape models.AgentResponse
+	// has (so a store that decodes it into that struct keeps all of it).
+	a.AgentResponse = json.RawMessage(`{"content":"","agent_type":"page_assistant","confidence":"low",` +
+		`"suggestions":[{"action_type":"open","description":"d","parameters":{"a":[1,2.5,{"x":null}],"b":true}}],` +
+		`"metadata":{"nested":{"deep":[1,"two",{"x":null,"y":false}]},"edit_mode":"section_patch"}}`)
 	full.Messages = append(full.Messages, msg(transfer.RoleUser, i(0), ""), a)
 	full.Pinned, full.Archived = true, true
 	job := base("job")
@@ -322,38 +326,43 @@ func (g *Gen) Edges() []*transfer.Exchange {
 	return []*transfer.Exchange{empty, errorsOnly, errorFirst, atZero, atEnd, full, job}
 }
 
-// Equal reports whether two item lists are the same, field by field, and
-// where they first differ.
+// Equal reports whether two item lists are the same, field by field (the
+// raw JSON byte for byte, times as instants), and where they first differ.
+// Where is not compared.
 func Equal(want, got []transfer.Item) error {
+	return compare(canonical(want, false), canonical(got, false))
+}
+
+// EqualContent is Equal for a round trip through a store: every uid (and
+// every reference to one) is replaced by the order in which it first
+// appears, and agent_response and tool are compared by meaning (a store
+// that decodes and encodes them again may order their keys otherwise).
+func EqualContent(want, got []transfer.Item) error {
+	return compare(canonical(want, true), canonical(got, true))
+}
+
+func compare(want, got []transfer.Item) error {
 	if len(want) != len(got) {
 		return fmt.Errorf("%d items, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if !reflect.DeepEqual(strip(want[i]), strip(got[i])) {
-			w, _ := json.Marshal(strip(want[i]))
-			g, _ := json.Marshal(strip(got[i]))
+		if !reflect.DeepEqual(want[i], got[i]) {
+			w, _ := json.Marshal(want[i])
+			g, _ := json.Marshal(got[i])
 			return fmt.Errorf("item %d differs:\n got %s\nwant %s", i, g, w)
 		}
 	}
 	return nil
 }
 
-// EqualContent is Equal for a round trip through a store, which gives new
-// uids: every uid (and every reference to one) is replaced by the order in
-// which it first appears before comparing.
-func EqualContent(want, got []transfer.Item) error {
-	return Equal(renumber(want), renumber(got))
-}
-
-// strip drops what a reader adds (Where).
-func strip(it transfer.Item) transfer.Item {
-	it.Where = ""
-	return it
-}
-
-func renumber(items []transfer.Item) []transfer.Item {
+// canonical deep-copies items with times in UTC and Where dropped; with
+// content set, uids renumbered and raw JSON re-encoded from its meaning.
+func canonical(items []transfer.Item, content bool) []transfer.Item {
 	ids := map[transfer.UID]transfer.UID{}
 	re := func(u transfer.UID) transfer.UID {
+		if !content {
+			return u
+		}
 		if v, ok := ids[u]; ok {
 			return v
 		}
@@ -370,22 +379,35 @@ func renumber(items []transfer.Item) []transfer.Item {
 		v := re(*u)
 		return &v
 	}
+	raw := func(r json.RawMessage) json.RawMessage {
+		if !content || r == nil {
+			return r
+		}
+		var v any
+		if json.Unmarshal(r, &v) != nil {
+			return r
+		}
+		b, _ := json.Marshal(v)
+		return b
+	}
 	out := make([]transfer.Item, len(items))
 	for i, it := range items {
 		switch {
 		case it.Page != nil:
 			p := *it.Page
 			p.UID = re(p.UID)
+			p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 			p.Revisions = make([]*transfer.Revision, len(it.Page.Revisions))
 			for j, r := range it.Page.Revisions {
 				c := *r
-				c.UID, c.MessageUID = re(c.UID), reP(c.MessageUID)
+				c.UID, c.MessageUID, c.CreatedAt = re(c.UID), reP(c.MessageUID), c.CreatedAt.UTC()
 				p.Revisions[j] = &c
 			}
-			out[i] = transfer.Item{Page: &p, Where: it.Where}
+			out[i] = transfer.Item{Page: &p}
 		case it.Exchange != nil:
 			e := *it.Exchange
 			e.UID, e.PageUID = re(e.UID), reP(e.PageUID)
+			e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 			if e.ForkedFrom != nil {
 				f := *e.ForkedFrom
 				f.ExchangeUID = re(f.ExchangeUID)
@@ -394,12 +416,11 @@ func renumber(items []transfer.Item) []transfer.Item {
 			e.Messages = make([]*transfer.Message, len(it.Exchange.Messages))
 			for j, m := range it.Exchange.Messages {
 				c := *m
-				c.UID = re(c.UID)
+				c.UID, c.Timestamp = re(c.UID), c.Timestamp.UTC()
+				c.AgentResponse, c.Tool = raw(c.AgentResponse), raw(c.Tool)
 				e.Messages[j] = &c
 			}
-			out[i] = transfer.Item{Exchange: &e, Where: it.Where}
-		default:
-			out[i] = it
+			out[i] = transfer.Item{Exchange: &e}
 		}
 	}
 	return out
