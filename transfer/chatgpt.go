@@ -38,13 +38,9 @@ func (o Options) NewChatGPTReader(r io.Reader) (*ChatGPTReader, error) {
 	dec := json.NewDecoder(skipBOMReader(r))
 	tok, err := dec.Token()
 	if err != nil {
-		if errors.Is(err, ErrInvalid) {
-			return nil, err // the zip's own complaint, which says what
-		}
-		if isReadError(err) {
-			return nil, fmt.Errorf("read conversations.json: %w", err)
-		}
-		return nil, invalid("conversations.json: not a JSON array (%v)", jsonError(err))
+		return nil, decodeError(err, "conversations.json", func(err error) error {
+			return invalid("conversations.json: not a JSON array (%v)", err)
+		})
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, invalid("conversations.json: not a JSON array of conversations")
@@ -92,13 +88,9 @@ func (r *ChatGPTReader) next() (Item, error) {
 		r.index++
 		var c gptConversation
 		if err := r.dec.Decode(&c); err != nil {
-			if errors.Is(err, ErrInvalid) {
-				return Item{}, err
-			}
-			if isReadError(err) {
-				return Item{}, fmt.Errorf("read conversation %d: %w", r.index, err)
-			}
-			return Item{}, &ConversationError{Index: r.index, Err: jsonError(err)}
+			return Item{}, decodeError(err, "conversation "+strconv.Itoa(r.index), func(err error) error {
+				return &ConversationError{Index: r.index, Err: err}
+			})
 		}
 		conv, err := r.newConversation(&c)
 		if err != nil {
@@ -111,36 +103,35 @@ func (r *ChatGPTReader) next() (Item, error) {
 // end reads the closing bracket and makes sure nothing follows it.
 func (r *ChatGPTReader) end() error {
 	if _, err := r.dec.Token(); err != nil {
-		if errors.Is(err, ErrInvalid) {
-			return err
-		}
-		if isReadError(err) {
-			return fmt.Errorf("read conversations.json: %w", err)
-		}
-		return invalid("conversations.json after conversation %d: %v", r.index, jsonError(err))
+		return decodeError(err, "conversations.json", func(err error) error {
+			return invalid("conversations.json after conversation %d: %v", r.index, err)
+		})
 	}
-	if _, err := r.dec.Token(); err != io.EOF {
-		if err != nil && (errors.Is(err, ErrInvalid) || isReadError(err)) {
-			if errors.Is(err, ErrInvalid) {
-				return err
-			}
-			return fmt.Errorf("read conversations.json: %w", err)
-		}
+	switch _, err := r.dec.Token(); {
+	case err == io.EOF:
+		return io.EOF
+	case err == nil:
 		return invalid("conversations.json: something follows the array's closing bracket")
+	default:
+		return decodeError(err, "conversations.json", func(error) error {
+			return invalid("conversations.json: something follows the array's closing bracket")
+		})
 	}
-	return io.EOF
 }
 
-// isReadError tells the input's own errors (a dropped connection, the size
-// limit) from the decoder's complaints about the JSON.
-func isReadError(err error) bool {
+// decodeError sorts an error from the JSON decoder: the file's fault, worded
+// by fault (or already worded: the zip's own complaints), or the input's
+// (a dropped connection, ErrTooLarge), wrapped as it came.
+func decodeError(err error, what string, fault func(error) error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.Is(err, ErrInvalid):
+		return err
 	case err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syn), errors.As(err, &typ):
-		return false // the JSON ends early or is wrong: the file's fault
+		return fault(jsonError(err)) // the JSON ends early or is wrong
 	}
-	return true
+	return fmt.Errorf("read %s: %w", what, err)
 }
 
 // What conversations.json holds, as far as an import needs it.

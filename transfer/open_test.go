@@ -286,3 +286,34 @@ func TestOpenTooLarge(t *testing.T) {
 		t.Error("the defaults are not the issue's 256 MiB and 1 GiB")
 	}
 }
+
+var errReset = errors.New("connection reset")
+
+// A dropped connection is not the file's fault: no ErrInvalid, and the
+// cause stays visible.
+func TestOpenReadErrors(t *testing.T) {
+	zipped := makeZip(t, zipEntry{"conversations.json", chatgptFile(t)})
+	for name, data := range map[string][]byte{
+		"palaver": write(t, transfertest.New(9).Items(5, 30)),
+		"chatgpt": chatgptFile(t),
+		"zip":     zipped,
+	} {
+		for _, at := range []int{10, len(data) / 2, len(data) - 1} {
+			r := io.MultiReader(bytes.NewReader(data[:at]), iotestErr{errReset})
+			src, _, err := transfer.Options{TempDir: t.TempDir()}.Open(r)
+			for err == nil {
+				_, err = src.Next()
+			}
+			if src != nil {
+				src.Close()
+			}
+			if !errors.Is(err, errReset) || errors.Is(err, transfer.ErrInvalid) {
+				t.Errorf("%s cut at %d by a reset: %v", name, at, err)
+			}
+		}
+	}
+}
+
+type iotestErr struct{ err error }
+
+func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
