@@ -26,11 +26,39 @@
 // node is followed (ChatGPT appends a regenerated answer or an edited message
 // as the last child); the other children become forks of that fork, and so on.
 //
-// ChatGPT's ids become uids deterministically (UUIDv5, SHA-1, in the namespace
-// ChatGPTNamespace): the exchange of the main path from "chatgpt:" + the
-// conversation id, a fork from that + ":" + the id of the first node of its
-// branch (not its leaf, so the fork keeps its uid when the branch later
-// grows), and a message from its exchange's name + ":" + the node id. The same
-// file therefore gives the same uids every time, and the store's uid matching
+// A node becomes a log entry when it has a message by "user" (user),
+// "assistant" (assistant; tool_call when addressed to a tool, recipient not
+// "all") or "tool" (tool_result), not hidden (is_visually_hidden_from_
+// conversation), of content type text or multimodal_text (string parts
+// joined by a blank line; images and other objects dropped), code or
+// execution_output (content.text), with some text that is not whitespace.
+// Everything else is skipped: the root, system messages, custom
+// instructions, browsing displays, reasoning. A message without a time takes
+// the one before it. A branch with no entry of its own makes no fork (its
+// own branches fork from the same seq of its parent); a second root becomes
+// a fork at seq 0, so no message is lost.
+//
+// ChatGPT's ids become uids deterministically: UUIDv5 (SHA-1) in the fixed
+// namespace ChatGPTNamespace, over a name built from the ids (each
+// query-escaped, so an id holding ":" or "/" cannot make two names equal):
+//
+//	current path's exchange  "chatgpt:" + conversation id
+//	a fork                   "chatgpt:" + conversation id + ":" + id of the branch's first node
+//	a message                its exchange's name + "/" + its node id
+//
+// A fork is named by the node where its branch starts, not by its leaf, so
+// it keeps its uid when the branch grows in a later export; a message copied
+// into a fork's shared start gets the fork's own uid. The same file
+// therefore gives the same uids every time, and the store's uid matching
 // skips what an earlier import stored.
+//
+// # Left to the store
+//
+// A reader checks each item on its own and uids across the file; it cannot
+// know the importing account. The store resolves page_uid (a page earlier in
+// the file, or one the account has), forked_from (an exchange in the file or
+// the account; a parent deleted before the export is not there) and a
+// revision's message_uid (a message of a later line: resolve after the last
+// line), skips what it already has by uid, and stores everything in one
+// transaction committed only after the reader's io.EOF.
 package transfer

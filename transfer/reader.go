@@ -263,6 +263,9 @@ func skipBOM(br *bufio.Reader) {
 }
 
 func normalizeExchange(e *Exchange) {
+	if e.Messages == nil {
+		e.Messages = []*Message{}
+	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	for _, m := range e.Messages {
 		if m != nil {
@@ -274,6 +277,9 @@ func normalizeExchange(e *Exchange) {
 }
 
 func normalizePage(p *Page) {
+	if p.Revisions == nil {
+		p.Revisions = []*Revision{}
+	}
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 	for _, r := range p.Revisions {
 		if r != nil {

@@ -46,6 +46,11 @@ func NewWriter(w io.Writer, exportedAt time.Time) (*Writer, error) {
 // WriteExchange writes one exchange line. It does not validate: call
 // Exchange.Validate first to refuse to write what an import would refuse.
 func (w *Writer) WriteExchange(e *Exchange) error {
+	if e.Messages == nil { // [] rather than null: a reader in another language need not care
+		c := *e
+		c.Messages = []*Message{}
+		e = &c
+	}
 	if err := w.write(exchangeLine{"exchange", e}); err != nil {
 		return fmt.Errorf("write exchange %s: %w", e.UID, err)
 	}
@@ -55,6 +60,11 @@ func (w *Writer) WriteExchange(e *Exchange) error {
 
 // WritePage writes one page line. Write a page before the exchanges about it.
 func (w *Writer) WritePage(p *Page) error {
+	if p.Revisions == nil {
+		c := *p
+		c.Revisions = []*Revision{}
+		p = &c
+	}
 	if err := w.write(pageLine{"page", p}); err != nil {
 		return fmt.Errorf("write page %s: %w", p.UID, err)
 	}
