@@ -145,7 +145,7 @@ func (r *Reader) parse(line []byte) (Item, error) {
 
 // unique records the uids of an item, refusing one seen earlier in the file:
 // the store matches on uids, so a repeated one would silently drop data.
-// The set grows with the file (16 bytes and a map slot per uid, some 40 MB
+// The set grows with the file (16 bytes and a map slot per uid, 36 MiB
 // for a million messages); that is the price of refusing such a file.
 func (r *Reader) unique(e *Exchange, p *Page) error {
 	var uids []UID
