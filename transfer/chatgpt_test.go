@@ -379,3 +379,38 @@ func TestChatGPTDeepTree(t *testing.T) {
 		t.Errorf("past MaxMessages: %v", err)
 	}
 }
+
+// Children lists that disagree with the parents: the parent field wins; a
+// child listed twice or by the wrong node counts once, under its parent; a
+// child its parent forgot is still a branch. Only conversation_id: the uid
+// derives from it.
+func TestChatGPTInconsistentChildren(t *testing.T) {
+	conv := conversation("", "Odd", "a", node{id: "r"}, node{id: "u", parent: "r", role: "user", text: "q"},
+		node{id: "a", parent: "u", role: "assistant", text: "r1"}, node{id: "b", parent: "u", role: "assistant", text: "r2"},
+		node{id: "c", parent: "u", role: "assistant", text: "r3"})
+	delete(conv, "id")
+	conv["conversation_id"] = "only-conv-id"
+	m := conv["mapping"].(map[string]any)
+	m["u"].(map[string]any)["children"] = []string{"b", "b", "a", "ghost"} // c forgotten, b twice, a ghost
+	m["r"].(map[string]any)["children"] = []string{"u", "c"}               // c claimed by the wrong parent
+	es, err := readChatGPT(conversations(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, summary(e))
+	}
+	want := []string{"user:q|assistant:r1", "user:q|assistant:r2", "user:q|assistant:r3"}
+	if strings.Join(got, " / ") != strings.Join(want, " / ") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if es[0].UID != chatgptUID("chatgpt:only-conv-id") {
+		t.Errorf("uid from conversation_id: %s", es[0].UID)
+	}
+	for _, e := range es[1:] {
+		if e.ForkedFrom == nil || e.ForkedFrom.Seq != 1 {
+			t.Errorf("fork %+v", e.ForkedFrom)
+		}
+	}
+}
