@@ -182,7 +182,6 @@ type conversation struct {
 	current   *tnode
 	roots     []*tnode // other roots, sorted by id
 	mainDone  bool
-	mainUID   UID
 	tasks     []branch // forks still to build, in order
 }
 
@@ -235,7 +234,6 @@ func (r *ChatGPTReader) newConversation(c *gptConversation) (*conversation, erro
 	if err := cv.build(c); err != nil {
 		return nil, cv.fail(err)
 	}
-	cv.mainUID = NameUID(ChatGPTNamespace, cv.exchangeName(nil))
 	return cv, nil
 }
 
