@@ -106,8 +106,17 @@ func (r *Reader) parse(line []byte) (Item, error) {
 	var kind struct {
 		Type *string `json:"type"`
 	}
-	if err := unmarshalLine(line, &kind); err != nil {
-		return Item{}, err
+	// The writer puts "type" first: read it from there rather than parse
+	// the line twice (a third of the reader's time otherwise).
+	switch {
+	case bytes.HasPrefix(line, []byte(`{"type":"exchange",`)):
+		kind.Type = &typeExchange
+	case bytes.HasPrefix(line, []byte(`{"type":"page",`)):
+		kind.Type = &typePage
+	default:
+		if err := unmarshalLine(line, &kind); err != nil {
+			return Item{}, err
+		}
 	}
 	switch {
 	case kind.Type == nil:
@@ -142,6 +151,8 @@ func (r *Reader) parse(line []byte) (Item, error) {
 		return Item{}, fmt.Errorf("unknown type %q", clip(*kind.Type))
 	}
 }
+
+var typeExchange, typePage = "exchange", "page"
 
 // unique records the uids of an item, refusing one seen earlier in the file:
 // the store matches on uids, so a repeated one would silently drop data.
