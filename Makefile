@@ -15,6 +15,7 @@ FUZZ_PATCH    ?= 200000x
 FUZZ_MARKDOWN ?= 40000x
 FUZZ_API      ?= 8000x
 FUZZ_SEARCH   ?= 20000x
+FUZZ_TRANSFER ?= 20000x
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
@@ -95,6 +96,8 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZ_MARKDOWN) ./views
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzAPIRequest$$' -fuzztime $(FUZZ_API) ./handlers
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZ_SEARCH) ./models
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPalaverReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzChatGPTReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains
 	$(GO) tool templ generate

@@ -1,0 +1,64 @@
+// Package transfer reads and writes the files a person takes out of Palaver
+// and brings into it: Palaver's own export (NDJSON, one exchange or page per
+// line) and ChatGPT's export (conversations.json, alone or inside its .zip).
+// It knows nothing of the database or HTTP: a store turns Items into rows
+// (one transaction per file, matching by uid), and routes and the CLI map
+// the errors (ErrInvalid → 400, ErrTooLarge → 413).
+//
+// Everything streams: the writer writes one line per call, the readers hold
+// one line (Palaver) or one conversation (ChatGPT) at a time, so a file of
+// hundreds of MiB never sits in memory whole. Every limit is in Options.
+//
+// # Palaver's export
+//
+// The first line is the header {"format": "palaver-export", "version": 1,
+// "exported_at": …}; each later line is {"type": "exchange", …} or {"type":
+// "page", …} with the fields of Exchange and Page. Unknown fields are
+// ignored, so a later Palaver may add some.
+//
+// # ChatGPT's export
+//
+// A conversation's mapping is a tree of nodes. The path from the root to
+// current_node becomes one exchange (the conversation as ChatGPT shows it);
+// every other branch becomes a fork of the exchange it leaves, forked at the
+// seq where it leaves, holding a copy of the entries before that seq (as a
+// Palaver fork does) and then its own. Inside a branch the last child of each
+// node is followed (ChatGPT appends a regenerated answer or an edited message
+// as the last child); the other children become forks of that fork, and so on.
+//
+// A node becomes a log entry when it has a message by "user" (user),
+// "assistant" (assistant; tool_call when addressed to a tool, recipient not
+// "all") or "tool" (tool_result), not hidden (is_visually_hidden_from_
+// conversation), of content type text or multimodal_text (string parts
+// joined by a blank line; images and other objects dropped), code or
+// execution_output (content.text), with some text that is not whitespace.
+// Everything else is skipped: the root, system messages, custom
+// instructions, browsing displays, reasoning. A message without a time takes
+// the one before it. A branch with no entry of its own makes no fork (its
+// own branches fork from the same seq of its parent); a second root becomes
+// a fork at seq 0, so no message is lost.
+//
+// ChatGPT's ids become uids deterministically: UUIDv5 (SHA-1) in the fixed
+// namespace ChatGPTNamespace, over a name built from the ids (each
+// query-escaped, so an id holding ":" or "/" cannot make two names equal):
+//
+//	current path's exchange  "chatgpt:" + conversation id
+//	a fork                   "chatgpt:" + conversation id + ":" + id of the branch's first node
+//	a message                its exchange's name + "/" + its node id
+//
+// A fork is named by the node where its branch starts, not by its leaf, so
+// it keeps its uid when the branch grows in a later export; a message copied
+// into a fork's shared start gets the fork's own uid. The same file
+// therefore gives the same uids every time, and the store's uid matching
+// skips what an earlier import stored.
+//
+// # Left to the store
+//
+// A reader checks each item on its own and uids across the file; it cannot
+// know the importing account. The store resolves page_uid (a page earlier in
+// the file, or one the account has), forked_from (an exchange in the file or
+// the account; a parent deleted before the export is not there) and a
+// revision's message_uid (a message of a later line: resolve after the last
+// line), skips what it already has by uid, and stores everything in one
+// transaction committed only after the reader's io.EOF.
+package transfer

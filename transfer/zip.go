@@ -1,0 +1,213 @@
+package transfer
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+)
+
+// A ChatGPT export zip is read from a temporary copy (archive/zip needs to
+// seek; the input is a stream), at most MaxInputBytes of it. Only
+// conversations.json is read, at the top level or inside one folder (the
+// export unzipped and zipped again); every other entry is ignored and never
+// written anywhere. Still, a zip with an entry whose name leaves the root
+// (an absolute path, "..", a backslash, a drive letter) is refused: it is
+// not an export ChatGPT made. conversations.json may unpack to at most
+// MaxUncompressedBytes, checked against its declared size before reading
+// and counted while reading (a declared size can lie).
+
+type zipSource struct {
+	*ChatGPTReader
+	entry io.Closer
+	file  *os.File
+}
+
+func (z *zipSource) Close() error {
+	err := z.entry.Close()
+	return errors.Join(err, removeSpool(z.file))
+}
+
+func (o Options) openZip(in io.Reader) (Source, error) {
+	f, err := os.CreateTemp(o.TempDir, "palaver-import-*.zip")
+	if err != nil {
+		return nil, fmt.Errorf("spool the zip: %w", err)
+	}
+	fail := func(err error) (Source, error) {
+		removeSpool(f)
+		return nil, err
+	}
+	size, err := io.Copy(f, in)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return fail(err)
+		}
+		return fail(fmt.Errorf("spool the zip: %w", err))
+	}
+	if err := checkZipDirectory(f, size, o.MaxZipEntries); err != nil {
+		return fail(err)
+	}
+	zr, err := zip.NewReader(f, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are checked below, and said which
+		return fail(invalid("not a readable zip: %v", err))
+	}
+	entry, err := findConversations(zr, o.MaxUncompressedBytes)
+	if err != nil {
+		return fail(err)
+	}
+	rc, err := entry.Open()
+	if err != nil {
+		return fail(invalid("zip entry %q: %v", entry.Name, err))
+	}
+	cr := &capReader{r: rc, n: o.MaxUncompressedBytes, name: entry.Name}
+	rd, err := o.NewChatGPTReader(zipErrors{cr, entry.Name})
+	if err != nil {
+		rc.Close()
+		return fail(err)
+	}
+	return &zipSource{ChatGPTReader: rd, entry: rc, file: f}, nil
+}
+
+func removeSpool(f *os.File) error {
+	err := f.Close()
+	if rmErr := os.Remove(f.Name()); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	return err
+}
+
+// findConversations checks every entry's name and picks conversations.json.
+func findConversations(zr *zip.Reader, maxBytes int64) (*zip.File, error) {
+	var top *zip.File
+	var nested []*zip.File
+	for _, f := range zr.File {
+		if !safeZipName(f.Name) {
+			return nil, invalid("zip entry %q points outside the archive", clip(f.Name))
+		}
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		dir, base := path.Split(strings.TrimPrefix(f.Name, "./"))
+		if base != "conversations.json" {
+			continue
+		}
+		switch dir = strings.TrimSuffix(dir, "/"); {
+		case dir == "":
+			top = f
+		case !strings.Contains(dir, "/") && dir != "__MACOSX":
+			nested = append(nested, f)
+		}
+	}
+	entry := top
+	if entry == nil {
+		switch len(nested) {
+		case 0:
+			return nil, invalid("the zip has no conversations.json")
+		case 1:
+			entry = nested[0]
+		default:
+			return nil, invalid("the zip has %d conversations.json in different folders (%s, %s…)", len(nested), nested[0].Name, nested[1].Name)
+		}
+	}
+	if entry.UncompressedSize64 > uint64(maxBytes) {
+		return nil, invalid("%s unpacks to %d bytes, more than the %d allowed", entry.Name, entry.UncompressedSize64, maxBytes)
+	}
+	return entry, nil
+}
+
+// safeZipName reports whether name stays inside the archive's root when
+// unpacked, on any system.
+func safeZipName(name string) bool {
+	if name == "" || strings.ContainsAny(name, "\\\x00") || strings.HasPrefix(name, "/") {
+		return false
+	}
+	if len(name) >= 2 && name[1] == ':' { // C:foo
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// capReader fails past n bytes: the declared size was a lie (a bomb).
+type capReader struct {
+	r    io.Reader
+	n    int64
+	name string
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.n <= 0 {
+		var one [1]byte
+		if k, err := c.r.Read(one[:]); k == 0 && err != nil {
+			return 0, err
+		}
+		return 0, invalid("%s unpacks to more bytes than allowed (a decompression bomb?)", c.name)
+	}
+	if int64(len(p)) > c.n {
+		p = p[:c.n]
+	}
+	k, err := c.r.Read(p)
+	c.n -= int64(k)
+	return k, err
+}
+
+// zipErrors makes archive/zip's complaints (a checksum, a size that differs
+// from the declared one, a corrupt stream) the file's fault (ErrInvalid)
+// rather than a reading failure.
+type zipErrors struct {
+	r    io.Reader
+	name string
+}
+
+func (z zipErrors) Read(p []byte) (int, error) {
+	k, err := z.r.Read(p)
+	if err != nil && err != io.EOF && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrTooLarge) {
+		err = invalid("zip entry %s: %v", z.name, err)
+	}
+	return k, err
+}
+
+// checkZipDirectory reads the zip's end record and refuses a directory of
+// more than maxEntries entries before archive/zip allocates one struct per
+// entry (a few hundred bytes each: a 256 MiB zip of empty entries would
+// otherwise cost gigabytes). A file without a readable end record is left
+// to archive/zip to refuse.
+func checkZipDirectory(r io.ReaderAt, size int64, maxEntries int) error {
+	const eocdLen, maxComment = 22, 65535
+	tail := int64(eocdLen + maxComment)
+	if tail > size {
+		tail = size
+	}
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return fmt.Errorf("read the zip's directory: %w", err)
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < eocdLen {
+		return nil
+	}
+	entries := uint64(binary.LittleEndian.Uint16(buf[i+10:]))
+	if entries == 0xffff && i >= 20 && bytes.Equal(buf[i-20:i-16], []byte("PK\x06\x07")) {
+		// zip64: the locator before the end record points at the real count.
+		off := int64(binary.LittleEndian.Uint64(buf[i-20+8:]))
+		var rec [56]byte
+		if off >= 0 && off <= size-56 {
+			if _, err := r.ReadAt(rec[:], off); err == nil && bytes.Equal(rec[:4], []byte("PK\x06\x06")) {
+				entries = binary.LittleEndian.Uint64(rec[32:])
+			}
+		}
+	}
+	if entries > uint64(maxEntries) {
+		return invalid("the zip lists %d entries, more than the %d allowed", entries, maxEntries)
+	}
+	return nil
+}
