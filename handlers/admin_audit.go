@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -40,10 +41,7 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 		if before != 0 {
 			v.Set("before", strconv.FormatInt(before, 10))
 		}
-		if len(v) == 0 {
-			return "/admin/audit"
-		}
-		return "/admin/audit?" + v.Encode()
+		return paths.WithQuery(paths.AdminAudit, v)
 	}
 	if next != 0 {
 		p.NextURL = link(next)
@@ -64,7 +62,7 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 			it.Owner += " (deleted)"
 		}
 		if e.ExchangeID != nil && e.ExchangeTitle != nil {
-			it.Exchange, it.URL = displayTitle(*e.ExchangeTitle), adminExchangeURL(*e.ExchangeID)
+			it.Exchange, it.URL = displayTitle(*e.ExchangeTitle), paths.AdminExchange(*e.ExchangeID)
 		}
 		p.Entries = append(p.Entries, it)
 	}

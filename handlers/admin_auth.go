@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -59,7 +60,7 @@ const sessAdminFlash = "admin_flash"
 func (h *Handlers) requireAdmin(c *fiber.Ctx) error {
 	u := currentUser(c)
 	if u == nil {
-		return redirect(c, "/login")
+		return redirect(c, paths.Login)
 	}
 	if !u.IsAdmin {
 		return fiber.ErrNotFound

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -31,7 +32,7 @@ func (h *Handlers) adminExchangeGate(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.AdminExchangeGateView(views.AdminExchangeGate{
 		AdminChrome: h.adminChrome(c, displayTitle(ex.Title), views.AdminExchangesSection),
 		Exchange:    adminSummary(ex, seen.Count),
-		Action:      adminExchangeURL(ex.ID),
+		Action:      paths.AdminExchange(ex.ID),
 	}))
 }
 
@@ -85,7 +86,7 @@ func adminSummary(ex *models.AdminExchangeRow, openings int64) views.AdminExchan
 		Agent: ex.AgentType, Turns: ex.TurnCount, Messages: ex.Messages, Size: views.Bytes(ex.StoredBytes),
 		Created: adminTime(ex.CreatedAt), LastActive: adminTime(ex.UpdatedAt),
 		Up: ex.FeedbackUp, Down: ex.FeedbackDown, Errors: ex.Errors,
-		AuditURL: "/admin/audit?exchange=" + strconv.FormatInt(ex.ID, 10), Openings: openings,
+		AuditURL: paths.AdminAuditOf(ex.ID), Openings: openings,
 	}
 	if n := ex.ProposalsAccepted + ex.ProposalsRejected + ex.ProposalsOpen; n > 0 {
 		s.Proposals = fmt.Sprintf("%d accepted · %d rejected · %d open", ex.ProposalsAccepted, ex.ProposalsRejected, ex.ProposalsOpen)

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -156,10 +157,7 @@ func adminListURL(q url.Values, key, value string) string {
 	if value != "" {
 		v.Set(key, value)
 	}
-	if len(v) == 0 {
-		return "/admin/exchanges"
-	}
-	return "/admin/exchanges?" + v.Encode()
+	return paths.WithQuery(paths.AdminExchanges, v)
 }
 
 // adminFilterForm fills the filter form's choices, the submitted ones chosen.
@@ -210,9 +208,9 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 		r := &rows[i]
 		out[i] = views.AdminExchangeItem{
 			ID:         r.ID,
-			URL:        adminExchangeURL(r.ID),
+			URL:        paths.AdminExchange(r.ID),
 			User:       r.Username,
-			UserURL:    "/admin/exchanges?user=" + strconv.FormatInt(r.UserID, 10),
+			UserURL:    paths.AdminExchangesOf(r.UserID),
 			Title:      displayTitle(r.Title),
 			ScopeKind:  r.Scope,
 			ScopeLabel: adminScopeLabel(r),
@@ -232,8 +230,6 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 	}
 	return out
 }
-
-func adminExchangeURL(id int64) string { return "/admin/exchanges/" + strconv.FormatInt(id, 10) }
 
 // displayTitle is a conversation's title as every page shows it.
 func displayTitle(title string) string {

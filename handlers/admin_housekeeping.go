@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -118,7 +119,7 @@ func (h *Handlers) adminVacuum(c *fiber.Ctx) error {
 	}
 	h.adminFlash(c, fmt.Sprintf("VACUUM done in %s: %s before, %s after.",
 		r.Took.Round(time.Millisecond), views.Bytes(r.Before.Bytes), views.Bytes(r.After.Bytes)))
-	return redirect(c, "/admin/housekeeping")
+	return redirect(c, paths.AdminHousekeeping)
 }
 
 // adminPurgeOrphans deletes the orphaned exchanges once confirmed.
@@ -130,7 +131,7 @@ func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
 		}
 		return h.adminConfirmAt(c, "Purge orphaned conversations?",
 			"Delete "+views.Plural(total, "orphaned conversation", "orphaned conversations")+" and their messages. This cannot be undone.",
-			"/admin/housekeeping/orphans", "Purge", "/admin/housekeeping")
+			paths.AdminOrphans, "Purge", paths.AdminHousekeeping)
 	}
 	exs, msgs, err := h.store.AdminPurgeOrphans(c.UserContext(), time.Now())
 	if err != nil {
@@ -138,7 +139,7 @@ func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
 	}
 	h.adminFlash(c, "Purged "+views.Plural(exs, "orphaned conversation", "orphaned conversations")+
 		" with "+views.Plural(msgs, "message", "messages")+".")
-	return redirect(c, "/admin/housekeeping")
+	return redirect(c, paths.AdminHousekeeping)
 }
 
 // adminRetentionSave turns the retention policy on or off and sets its days.
@@ -149,7 +150,7 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 	}
 	st, err := h.store.AdminSetRetention(c.UserContext(), c.FormValue("enabled") == "1", days)
 	if errors.Is(err, models.ErrRetentionDays) {
-		return h.adminRefuse(c, err, "/admin/housekeeping")
+		return h.adminRefuse(c, err, paths.AdminHousekeeping)
 	}
 	if err != nil {
 		return err
@@ -160,7 +161,7 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 			" are deleted " + retentionEvery() + " (pinned ones are kept)."
 	}
 	h.adminFlash(c, msg)
-	return redirect(c, "/admin/housekeeping")
+	return redirect(c, paths.AdminHousekeeping)
 }
 
 // adminRetentionDryRun counts and lists what the policy would delete now,
@@ -173,7 +174,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	if v := strings.TrimSpace(c.FormValue("days")); v != "" {
 		days, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || days < 1 || days > models.MaxRetentionDays {
-			return h.adminRefuse(c, models.ErrRetentionDays, "/admin/housekeeping")
+			return h.adminRefuse(c, models.ErrRetentionDays, paths.AdminHousekeeping)
 		}
 		req.Days = days
 	}
@@ -214,7 +215,7 @@ func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 		return h.adminConfirmAt(c, "Apply the retention policy now?",
 			"Every conversation inactive for more than "+views.Plural(st.RetentionDays, "day", "days")+
 				" will be deleted, except pinned ones. Try a dry run first to see what would go. This cannot be undone.",
-			"/admin/housekeeping/retention/run", "Delete now", "/admin/housekeeping")
+			paths.AdminRetentionRun, "Delete now", paths.AdminHousekeeping)
 	}
 	me := currentUser(c).ID
 	run, err := h.store.RunRetention(ctx, models.RetentionRequest{Source: models.RetentionManual, AdminID: &me, Now: time.Now()})
@@ -223,7 +224,7 @@ func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 	}
 	h.adminFlash(c, "Retention deleted "+views.Plural(run.DeletedExchanges, "conversation", "conversations")+
 		" with "+views.Plural(run.DeletedMessages, "message", "messages")+".")
-	return redirect(c, "/admin/housekeeping")
+	return redirect(c, paths.AdminHousekeeping)
 }
 
 // adminConfirmAt is adminConfirm with an explicit way back.

@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"net/url"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -28,7 +28,7 @@ func (h *Handlers) adminUsers(c *fiber.Ctx) error {
 		p.Users = append(p.Users, h.adminUserItem(c, &rows[i]))
 	}
 	if more {
-		p.NextURL = "/admin/users?after=" + url.QueryEscape(rows[len(rows)-1].Username)
+		p.NextURL = paths.WithQuery(paths.AdminUsers, url.Values{"after": {rows[len(rows)-1].Username}})
 	}
 	return render(c, fiber.StatusOK, views.AdminUsers(p))
 }
@@ -41,7 +41,7 @@ func (h *Handlers) adminUserItem(c *fiber.Ctx, u *models.AdminUserRow) views.Adm
 	it := views.AdminUserItem{
 		ID: u.ID, Name: u.Username, IsAdmin: u.IsAdmin, Disabled: u.Disabled,
 		Self: u.ID == currentUser(c).ID, Created: u.CreatedAt.Local().Format("Jan 2, 2006"),
-		ListURL: "/admin/exchanges?user=" + strconv.FormatInt(u.ID, 10), LastActive: "never",
+		ListURL: paths.AdminExchangesOf(u.ID), LastActive: "never",
 		CSRF: h.csrfToken(c), MinPassword: minPassword,
 	}
 	it.Exchanges, it.Messages, it.APIKeys = u.Exchanges, u.Messages, u.APIKeys

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -58,9 +59,9 @@ func (h *Handlers) feedbackBackTo(c *fiber.Ctx, m *models.Message) (string, erro
 		return "", err
 	}
 	if ex.Scope == models.ScopePage && ex.PageID != nil {
-		return fmt.Sprintf("/pages/%d/chat/%d", *ex.PageID, ex.ID), nil
+		return paths.PageChatOpen(*ex.PageID, ex.ID), nil
 	}
-	return chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), nil
+	return chatBackTo(c, paths.Chat(ex.ID)), nil
 }
 
 // chatFeedbackValue reads a posted rating: up, down, or none (nil).

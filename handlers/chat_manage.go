@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,13 +11,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
 // chatNew starts a new, empty chat: the session's current exchange becomes 0.
 func (h *Handlers) chatNew(c *fiber.Ctx) error {
 	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // errChatTitle is the answer to a rename without a usable title.
@@ -41,7 +41,7 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 		return err
 	}
 	if !isFragment(c) {
-		return c.Redirect(chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), fiber.StatusSeeOther)
+		return c.Redirect(chatBackTo(c, paths.Chat(ex.ID)), fiber.StatusSeeOther)
 	}
 	current, err := h.chatCurrentID(c)
 	if err != nil {
@@ -59,7 +59,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	self := "/chat/" + strconv.FormatInt(ex.ID, 10)
+	self := paths.Chat(ex.ID)
 	if c.FormValue("confirmed") != "1" {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
@@ -81,7 +81,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 		c.Vary("HX-Request")
 		return c.Status(fiber.StatusOK).Send(nil) // hx-swap="delete" removes the item
 	}
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // chatClear deletes all the user's general conversations once confirmed;
@@ -91,14 +91,14 @@ func (h *Handlers) chatClear(c *fiber.Ctx) error {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
 			Message: "Every conversation in your chat history will be deleted. Page and job chats stay. This cannot be undone.",
-			Action:  "/chat/clear", Confirm: "Delete all", Cancel: "/chat",
+			Action:  paths.ChatClear, Confirm: "Delete all", Cancel: paths.ChatHome,
 		}))
 	}
 	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopeGeneral, 0); err != nil {
 		return err
 	}
 	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // chatExchange is the general exchange the :id route parameter names.

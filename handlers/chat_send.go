@@ -11,6 +11,7 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -44,7 +45,7 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	}
 	id := res.Exchange.ID
 	h.sessions.Put(ctx, sessExchange, id)
-	target := "/chat/" + strconv.FormatInt(id, 10)
+	target := paths.Chat(id)
 	if !isFragment(c) {
 		return c.Redirect(target, fiber.StatusSeeOther)
 	}

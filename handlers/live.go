@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -447,7 +447,7 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 	n := len(u.Entries)
 	if n > 0 && ex != nil && ex.Scope == models.ScopeGeneral && ex.TurnStatus == models.TurnFailed &&
 		u.Entries[n-1].Role == views.RoleError && u.Entries[n-1].ID == msgs[len(msgs)-1].ID {
-		u.Entries[n-1].Retry = &views.RetryView{Action: "/chat/" + strconv.FormatInt(ex.ID, 10) + "/retry", CSRF: s.csrf}
+		u.Entries[n-1].Retry = &views.RetryView{Action: paths.ChatRetry(ex.ID), CSRF: s.csrf}
 	}
 	return nil
 }

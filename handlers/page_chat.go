@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -47,7 +47,7 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	}
 	h.setPageExchange(c, p.ID, res.Exchange.ID)
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
 	}
 	var msgs []models.Message
 	for _, m := range []*models.Message{res.Query, res.Reply} {
@@ -119,12 +119,12 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	edit := fmt.Sprintf("/pages/%d/edit", p.ID)
+	edit := paths.PageEdit(p.ID)
 	if c.FormValue("confirmed") != "1" {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
 			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
-			Action:  fmt.Sprintf("/pages/%d/chat/%d/delete", p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
+			Action:  paths.PageChatDelete(p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
 		}))
 	}
 	current, err := h.pageCurrentExchange(c, p.ID)
@@ -150,7 +150,7 @@ func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete the page's chats", "pages"), Heading: "Delete all the chats about this page?",
 			Message: "Every chat about “" + p.Title + "” will be deleted. The page and its history stay. This cannot be undone.",
-			Action:  fmt.Sprintf("/pages/%d/chat/clear", p.ID), Confirm: "Delete all", Cancel: fmt.Sprintf("/pages/%d/edit", p.ID),
+			Action:  paths.PageChatClear(p.ID), Confirm: "Delete all", Cancel: paths.PageEdit(p.ID),
 		}))
 	}
 	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopePage, p.ID); err != nil {
@@ -181,7 +181,7 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 // JavaScript, the panel in its new state for htmx.
 func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, p *models.Page) error {
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
 	}
 	return h.pagePanelFragment(c, p)
 }

@@ -1,12 +1,12 @@
 package handlers
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents/sections"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -16,7 +16,7 @@ func (h *Handlers) pageOpen(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/pages/%d/edit", p.ID))
+	return redirect(c, paths.PageEdit(p.ID))
 }
 
 // pageEdit shows the editor and, beside it, the chat panel on the page's
@@ -71,7 +71,7 @@ func (h *Handlers) pageSave(c *fiber.Ctx) error {
 		status = pageStatus("Saved")
 	}
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
 	}
 	return h.pageSaved(c, p, status, false)
 }
@@ -101,7 +101,7 @@ func (h *Handlers) pageRestore(c *fiber.Ctx) error {
 	}
 	h.publishPage(currentUser(c).ID, p.ID)
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
 	}
 	return h.pageSaved(c, p, pageStatus("Restored"), true)
 }
@@ -118,14 +118,14 @@ func (h *Handlers) pageDelete(c *fiber.Ctx) error {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete page", "pages"), Heading: "Delete this page?",
 			Message: "“" + p.Title + "”, its history and all the chats about it will be deleted. This cannot be undone.",
-			Action:  fmt.Sprintf("/pages/%d/delete", p.ID), Confirm: "Delete page", Cancel: fmt.Sprintf("/pages/%d/edit", p.ID),
+			Action:  paths.PageDelete(p.ID), Confirm: "Delete page", Cancel: paths.PageEdit(p.ID),
 		}))
 	}
 	if _, _, err := h.store.DeletePage(c.UserContext(), currentUser(c).ID, p.ID); err != nil {
 		return err
 	}
 	h.forgetPage(c.UserContext(), p.ID)
-	return redirect(c, "/pages")
+	return redirect(c, paths.Pages)
 }
 
 // pagePanelToggle opens or closes the chat panel (for every page: it is

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents/sections"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -38,7 +39,7 @@ func (h *Handlers) pageCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/pages/%d/edit", page.ID))
+	return redirect(c, paths.PageEdit(page.ID))
 }
 
 // pagesPage builds the /pages screen around the create form f.

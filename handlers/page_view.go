@@ -11,6 +11,7 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -66,7 +67,7 @@ func (h *Handlers) pageEditorOf(ctx context.Context, userID int64, p *models.Pag
 			When: views.RelativeTime(r.CreatedAt, now), WhenFull: r.CreatedAt.In(now.Location()).Format(time.RFC3339),
 		}
 		if r.EditSource == models.EditAgent && r.MessageID != nil && r.ExchangeID != nil {
-			it.MessageURL = fmt.Sprintf("/pages/%d/chat/%d#msg-%d", p.ID, *r.ExchangeID, *r.MessageID)
+			it.MessageURL = paths.AtMessage(paths.PageChatOpen(p.ID, *r.ExchangeID), *r.MessageID)
 		}
 		e.Revisions = append(e.Revisions, it)
 	}

@@ -1,12 +1,11 @@
 package handlers
 
 import (
-	"fmt"
-
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 )
 
 // proposalAccept applies a proposal to its page on the server: all of it,
@@ -38,7 +37,7 @@ func (h *Handlers) proposalAccept(c *fiber.Ctx) error {
 	}
 	h.publishPage(currentUser(c).ID, p.ID)
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit#msg-%d", p.ID, messageID), fiber.StatusSeeOther)
+		return c.Redirect(paths.AtMessage(paths.PageEdit(p.ID), messageID), fiber.StatusSeeOther)
 	}
 	return h.pageSaved(c, p, pageStatus("Applied"), true)
 }

@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"fmt"
-
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // proposalReject dismisses a proposal, stale ones included: its id joins the
@@ -24,7 +24,7 @@ func (h *Handlers) proposalReject(c *fiber.Ctx) error {
 	}
 	h.dismiss(c.UserContext(), p.ID, messageID)
 	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
+		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
 	}
 	c.Vary("HX-Request")
 	return c.Status(fiber.StatusOK).Send(nil)

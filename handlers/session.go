@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"palaver/models"
+	"palaver/paths"
 )
 
 // Session keys.
@@ -193,7 +194,7 @@ func currentUser(c *fiber.Ctx) *models.User {
 // requireUser sends visitors who are not signed in to the login page.
 func (h *Handlers) requireUser(c *fiber.Ctx) error {
 	if currentUser(c) == nil {
-		return redirect(c, "/login")
+		return redirect(c, paths.Login)
 	}
 	return c.Next()
 }

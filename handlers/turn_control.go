@@ -1,10 +1,11 @@
 package handlers
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // chatStop stops the reply being written in one of the user's exchanges; what
@@ -47,7 +48,7 @@ func (h *Handlers) turnControlDone(c *fiber.Ctx, exchangeID int64) error {
 		c.Set("HX-Reswap", "none")
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	return c.Redirect(chatBackTo(c, "/chat/"+strconv.FormatInt(exchangeID, 10)), fiber.StatusSeeOther)
+	return c.Redirect(chatBackTo(c, paths.Chat(exchangeID)), fiber.StatusSeeOther)
 }
 
 // apiStopResponse is the answer to a stop: what the reply held when it stopped.

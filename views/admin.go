@@ -1,6 +1,10 @@
 package views
 
-import "github.com/a-h/templ"
+import (
+	"github.com/a-h/templ"
+
+	"palaver/paths"
+)
 
 // Admin area sections, for the tabs.
 const (
@@ -330,13 +334,9 @@ type AdminViewed struct {
 
 func adminSectionURL(section string) templ.SafeURL {
 	if section == AdminOverviewSection {
-		return "/admin"
+		return paths.Admin
 	}
-	return templ.SafeURL("/admin/" + section)
-}
-
-func adminUserAction(id int64, verb string) string {
-	return "/admin/users/" + itoa64(id) + "/" + verb
+	return templ.SafeURL(paths.Admin + "/" + section)
 }
 
 func adminUserRowID(id int64) string { return "user-" + itoa64(id) }

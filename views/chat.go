@@ -1,7 +1,5 @@
 package views
 
-import "github.com/a-h/templ"
-
 // ChatPage is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
 type ChatPage struct {
@@ -136,16 +134,6 @@ type ChatConfirm struct {
 func messageID(id int64) string  { return "msg-" + itoa64(id) }
 func feedbackID(id int64) string { return "feedback-" + itoa64(id) }
 func historyID(id int64) string  { return "history-" + itoa64(id) }
-
-func chatURL(id int64) templ.SafeURL { return templ.SafeURL("/chat/" + itoa64(id)) }
-
-func exchangeAction(id int64, verb string) templ.SafeURL {
-	return templ.SafeURL("/chat/" + itoa64(id) + "/" + verb)
-}
-
-func feedbackAction(messageID int64) templ.SafeURL {
-	return templ.SafeURL("/chat/message/" + itoa64(messageID) + "/feedback")
-}
 
 // nextFeedback is what pressing a thumb posts: its own value, or "none" to
 // clear it when it is the one already chosen.
