@@ -2,10 +2,8 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,19 +84,14 @@ func (h *Handlers) adminFlash(c *fiber.Ctx, msg string) {
 	h.sessions.Put(c.UserContext(), sessAdminFlash, msg)
 }
 
-// adminRefusal turns the admin store's refusals into answers a person can
-// act on (409, with the sentinel's own words); other errors pass unchanged.
-func adminRefusal(err error) error {
-	for _, sentinel := range []error{models.ErrLastAdmin, models.ErrOwnAccount} {
-		if errors.Is(err, sentinel) {
-			msg := sentinel.Error() // a Go error's words, made a sentence
-			return fiber.NewError(fiber.StatusConflict, strings.ToUpper(msg[:1])+msg[1:]+".")
-		}
+// adminDone ends an admin action as done does, with msg for the admin page
+// the browser goes to; a fragment shows the outcome itself, and leaves none
+// (it would wait for whichever admin page comes next).
+func (h *Handlers) adminDone(c *fiber.Ctx, back, msg string, fragment func() error) error {
+	if !inPlace(c, fragment) {
+		h.adminFlash(c, msg)
 	}
-	if errors.Is(err, models.ErrRetentionDays) {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "Keep conversations for 1 to "+strconv.Itoa(models.MaxRetentionDays)+" days.")
-	}
-	return err
+	return done(c, back, fragment)
 }
 
 // adminIDParam reads the :id of an admin route; anything but a positive

@@ -61,20 +61,21 @@ func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 			status = fiber.StatusUnprocessableEntity
 		}
 	}
-	if isFragment(c) {
+	return fragmentOrFull(c, func() error {
 		// The address bar gets the filters in use, not the form's empty fields.
 		c.Set("HX-Push-Url", adminListURL(q, "", ""))
 		return render(c, status, views.AdminExchangeResultsFragment(res))
-	}
-	form, err := h.adminFilterForm(c, q)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.AdminExchanges(views.AdminExchangesPage{
-		AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
-		Filter:      form,
-		Results:     res,
-	}))
+	}, func() error {
+		form, err := h.adminFilterForm(c, q)
+		if err != nil {
+			return err
+		}
+		return render(c, status, views.AdminExchanges(views.AdminExchangesPage{
+			AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
+			Filter:      form,
+			Results:     res,
+		}))
+	})
 }
 
 // adminExchangeQuery reads the filters from the query string: the values to

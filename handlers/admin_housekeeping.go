@@ -117,9 +117,8 @@ func (h *Handlers) adminVacuum(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, fmt.Sprintf("VACUUM done in %s: %s before, %s after.",
-		r.Took.Round(time.Millisecond), views.Bytes(r.Before.Bytes), views.Bytes(r.After.Bytes)))
-	return redirect(c, paths.AdminHousekeeping)
+	return h.adminDone(c, paths.AdminHousekeeping, fmt.Sprintf("VACUUM done in %s: %s before, %s after.",
+		r.Took.Round(time.Millisecond), views.Bytes(r.Before.Bytes), views.Bytes(r.After.Bytes)), nil)
 }
 
 // adminPurgeOrphans deletes the orphaned exchanges once confirmed.
@@ -137,9 +136,8 @@ func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, "Purged "+views.Plural(exs, "orphaned conversation", "orphaned conversations")+
-		" with "+views.Plural(msgs, "message", "messages")+".")
-	return redirect(c, paths.AdminHousekeeping)
+	return h.adminDone(c, paths.AdminHousekeeping, "Purged "+views.Plural(exs, "orphaned conversation", "orphaned conversations")+
+		" with "+views.Plural(msgs, "message", "messages")+".", nil)
 }
 
 // adminRetentionSave turns the retention policy on or off and sets its days.
@@ -160,8 +158,7 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 		msg = "Retention is on: conversations inactive for more than " + views.Plural(st.RetentionDays, "day", "days") +
 			" are deleted " + retentionEvery() + " (pinned ones are kept)."
 	}
-	h.adminFlash(c, msg)
-	return redirect(c, paths.AdminHousekeeping)
+	return h.adminDone(c, paths.AdminHousekeeping, msg, nil)
 }
 
 // adminRetentionDryRun counts and lists what the policy would delete now,
@@ -222,9 +219,8 @@ func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, "Retention deleted "+views.Plural(run.DeletedExchanges, "conversation", "conversations")+
-		" with "+views.Plural(run.DeletedMessages, "message", "messages")+".")
-	return redirect(c, paths.AdminHousekeeping)
+	return h.adminDone(c, paths.AdminHousekeeping, "Retention deleted "+views.Plural(run.DeletedExchanges, "conversation", "conversations")+
+		" with "+views.Plural(run.DeletedMessages, "message", "messages")+".", nil)
 }
 
 // adminConfirmAt is adminConfirm with an explicit way back.

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
@@ -138,37 +137,32 @@ func (h *Handlers) adminUserDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
-	h.adminFlash(c, fmt.Sprintf("Deleted %s with %s, %s, %s and %s.", d.Username,
+	return h.adminDone(c, paths.AdminUsers, fmt.Sprintf("Deleted %s with %s, %s, %s and %s.", d.Username,
 		views.Plural(d.Exchanges, "conversation", "conversations"), views.Plural(d.Messages, "message", "messages"),
-		views.Plural(d.Pages, "page", "pages"), views.Plural(d.APIKeys, "API key", "API keys")))
-	return redirect(c, paths.AdminUsers)
+		views.Plural(d.Pages, "page", "pages"), views.Plural(d.APIKeys, "API key", "API keys")), nil)
 }
 
 // adminUserDone answers a user action: htmx gets the account's row again;
 // a plain form goes back to the list with a message.
 func (h *Handlers) adminUserDone(c *fiber.Ctx, id int64, msg string) error {
-	if isFragment(c) {
+	return h.adminDone(c, adminBackTo(c, paths.AdminUsers), msg, func() error {
 		row, err := h.store.AdminUser(c.UserContext(), id)
 		if err != nil {
 			return err
 		}
 		return render(c, fiber.StatusOK, views.AdminUserRow(h.adminUserItem(c, row)))
-	}
-	h.adminFlash(c, msg)
-	return redirect(c, adminBackTo(c, paths.AdminUsers))
+	})
 }
 
 // adminRefuse answers an admin action the store or the input refused (the
 // last admin, one's own account, a bad value): htmx gets the alert, a plain
 // form goes back with the reason. Anything else is an error as usual.
 func (h *Handlers) adminRefuse(c *fiber.Ctx, err error, back string) error {
-	err = adminRefusal(err)
-	var fe *fiber.Error
-	if isFragment(c) || !errors.As(err, &fe) || fe.Code == fiber.StatusNotFound || fe.Code >= 500 {
+	status, msg := classify(err)
+	if status != fiber.StatusConflict && status != fiber.StatusUnprocessableEntity {
 		return err
 	}
-	h.adminFlash(c, "!"+fe.Message)
-	return redirect(c, adminBackTo(c, back))
+	return h.adminDone(c, adminBackTo(c, back), "!"+msg, func() error { return err })
 }
 
 // adminConfirm asks before a destructive admin action, for browsers without

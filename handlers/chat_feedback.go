@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,14 +39,13 @@ func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
 	if m, err = h.store.SetFeedback(ctx, userID, id, value, comment); err != nil {
 		return err
 	}
-	if !isFragment(c) {
-		back, err := h.feedbackBackTo(c, m)
-		if err != nil {
-			return err
-		}
-		return c.Redirect(back+"#msg-"+strconv.FormatInt(m.ID, 10), fiber.StatusSeeOther)
+	back, err := h.feedbackBackTo(c, m)
+	if err != nil {
+		return err
 	}
-	return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+	return done(c, paths.AtMessage(back, m.ID), func() error {
+		return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+	})
 }
 
 // feedbackBackTo is where a plain rating form goes back to: a page chat's

@@ -16,19 +16,18 @@ const chatHistoryPageSize = 20
 // after ?before= as list items for htmx. Without JavaScript it is the chat
 // page with its sidebar starting there.
 func (h *Handlers) chatHistory(c *fiber.Ctx) error {
-	if !isFragment(c) {
-		return h.chatCurrent(c)
-	}
-	cursor, err := chatCursor(c.Query("before"))
-	if err != nil {
-		return err
-	}
-	current := h.sessions.GetInt64(c.UserContext(), sessExchange)
-	list, err := h.chatHistoryList(c, current, cursor, false)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.HistoryPage(list))
+	return fragmentOrFull(c, func() error {
+		cursor, err := chatCursor(c.Query("before"))
+		if err != nil {
+			return err
+		}
+		current := h.sessions.GetInt64(c.UserContext(), sessExchange)
+		list, err := h.chatHistoryList(c, current, cursor, false)
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.HistoryPage(list))
+	}, func() error { return h.chatCurrent(c) })
 }
 
 // chatHistoryList loads one keyset page of the user's general exchanges after

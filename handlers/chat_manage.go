@@ -40,16 +40,15 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !isFragment(c) {
-		return c.Redirect(chatBackTo(c, paths.Chat(ex.ID)), fiber.StatusSeeOther)
-	}
-	current, err := h.chatCurrentID(c)
-	if err != nil {
-		return err
-	}
-	it := chatHistoryItem(ex, current, time.Now(), h.csrfToken(c))
-	it.Group = "" // the header above it stays where it is
-	return render(c, fiber.StatusOK, views.HistoryEntry(it))
+	return done(c, chatBackTo(c, paths.Chat(ex.ID)), func() error {
+		current, err := h.chatCurrentID(c)
+		if err != nil {
+			return err
+		}
+		it := chatHistoryItem(ex, current, time.Now(), h.csrfToken(c))
+		it.Group = "" // the header above it stays where it is
+		return render(c, fiber.StatusOK, views.HistoryEntry(it))
+	})
 }
 
 // chatDelete deletes a conversation once confirmed (htmx confirms with the
@@ -77,11 +76,10 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if current == ex.ID {
 		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
 	}
-	if isFragment(c) && current != ex.ID && !chatTabShows(c, self) {
-		c.Vary("HX-Request")
-		return c.Status(fiber.StatusOK).Send(nil) // hx-swap="delete" removes the item
+	if current == ex.ID || chatTabShows(c, self) {
+		return redirect(c, paths.ChatHome) // the tab showed it: to a new chat
 	}
-	return redirect(c, paths.ChatHome)
+	return done(c, paths.ChatHome, removed(c)) // hx-swap="delete" removes the item
 }
 
 // chatClear deletes all the user's general conversations once confirmed;

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,29 +25,21 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 		return err
 	}
 	query := c.FormValue("query")
-	// htmx tabs get the user message at once and follow the reply live
-	// (/live); without JavaScript the answer waits for the reply.
-	send := h.agents.Send
-	if isFragment(c) {
-		send = h.agents.StartResult
-	}
-	res, err := send(c.UserContext(), agents.SendRequest{
+	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
-	var input *agents.InputError
-	if errors.As(err, &input) && !isFragment(c) {
-		return h.pageChatRefused(c, fiber.StatusUnprocessableEntity, p, query, input.Msg)
-	}
-	if errors.Is(err, agents.ErrTooManyTurns) && !isFragment(c) {
-		return h.pageChatRefused(c, fiber.StatusTooManyRequests, p, query, tooManyTurnsMessage)
+	if status, reason, ok := formRefusal(c, err); ok {
+		return h.pageChatRefused(c, status, p, query, reason)
 	}
 	if err != nil {
 		return err
 	}
 	h.setPageExchange(c, p.ID, res.Exchange.ID)
-	if !isFragment(c) {
-		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
-	}
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pageChatSent(c, p, res) })
+}
+
+// pageChatSent is the htmx answer to a page chat's send.
+func (h *Handlers) pageChatSent(c *fiber.Ctx, p *models.Page, res *agents.TurnResult) error {
 	var msgs []models.Message
 	for _, m := range []*models.Message{res.Query, res.Reply} {
 		if m != nil {
@@ -103,14 +94,13 @@ func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, ex.ID)
-	if isFragment(c) {
-		return h.pagePanelFragment(c, p)
-	}
-	v, err := h.pageEditPage(c, p)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.PageEdit(v))
+	return fragmentOrFull(c, func() error { return h.pagePanelFragment(c, p) }, func() error {
+		v, err := h.pageEditPage(c, p)
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.PageEdit(v))
+	})
 }
 
 // pageChatDelete deletes one of the page's chats once confirmed.
@@ -180,10 +170,7 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 // pagePanelAnswer ends a panel action: 303 to the editor without
 // JavaScript, the panel in its new state for htmx.
 func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, p *models.Page) error {
-	if !isFragment(c) {
-		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
-	}
-	return h.pagePanelFragment(c, p)
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pagePanelFragment(c, p) })
 }
 
 // pagePanelFragment renders the chat panel alone.

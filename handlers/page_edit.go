@@ -70,10 +70,7 @@ func (h *Handlers) pageSave(c *fiber.Ctx) error {
 		h.publishPage(currentUser(c).ID, p.ID)
 		status = pageStatus("Saved")
 	}
-	if !isFragment(c) {
-		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
-	}
-	return h.pageSaved(c, p, status, false)
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pageSaved(c, p, status, false) })
 }
 
 // pagePreview renders the posted text as the preview shows it, without
@@ -100,10 +97,7 @@ func (h *Handlers) pageRestore(c *fiber.Ctx) error {
 		return err
 	}
 	h.publishPage(currentUser(c).ID, p.ID)
-	if !isFragment(c) {
-		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
-	}
-	return h.pageSaved(c, p, pageStatus("Restored"), true)
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pageSaved(c, p, pageStatus("Restored"), true) })
 }
 
 // pageDelete deletes a page with all its chats once confirmed (htmx

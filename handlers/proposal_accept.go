@@ -36,10 +36,9 @@ func (h *Handlers) proposalAccept(c *fiber.Ctx) error {
 		return err
 	}
 	h.publishPage(currentUser(c).ID, p.ID)
-	if !isFragment(c) {
-		return c.Redirect(paths.AtMessage(paths.PageEdit(p.ID), messageID), fiber.StatusSeeOther)
-	}
-	return h.pageSaved(c, p, pageStatus("Applied"), true)
+	return done(c, paths.AtMessage(paths.PageEdit(p.ID), messageID), func() error {
+		return h.pageSaved(c, p, pageStatus("Applied"), true)
+	})
 }
 
 // formValues are all the values of a repeated form field (never nil).

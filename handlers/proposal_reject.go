@@ -23,9 +23,5 @@ func (h *Handlers) proposalReject(c *fiber.Ctx) error {
 		return err
 	}
 	h.dismiss(c.UserContext(), p.ID, messageID)
-	if !isFragment(c) {
-		return c.Redirect(paths.PageEdit(p.ID), fiber.StatusSeeOther)
-	}
-	c.Vary("HX-Request")
-	return c.Status(fiber.StatusOK).Send(nil)
+	return done(c, paths.PageEdit(p.ID), removed(c))
 }

@@ -44,11 +44,7 @@ func (h *Handlers) chatRetry(c *fiber.Ctx) error {
 // turnControlDone ends a stop or retry: htmx tabs follow the turn live, so
 // nothing is swapped; a plain form returns to the page it came from.
 func (h *Handlers) turnControlDone(c *fiber.Ctx, exchangeID int64) error {
-	if isFragment(c) {
-		c.Set("HX-Reswap", "none")
-		return c.SendStatus(fiber.StatusNoContent)
-	}
-	return c.Redirect(chatBackTo(c, paths.Chat(exchangeID)), fiber.StatusSeeOther)
+	return done(c, chatBackTo(c, paths.Chat(exchangeID)), unchanged(c))
 }
 
 // apiStopResponse is the answer to a stop: what the reply held when it stopped.
