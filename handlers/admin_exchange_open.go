@@ -113,7 +113,7 @@ func (h *Handlers) adminLogEntries(msgs []models.Message, proposals map[int64]st
 		}
 		isTool := m.Role == models.RoleToolCall || m.Role == models.RoleToolResult
 		if chat, ok := h.chatMessage(m, ""); ok && !isTool {
-			chat.Feedback = nil // read-only: the rating is among the facts
+			chat.Feedback = views.FeedbackView{} // read-only: the rating is among the facts
 			e.Chat = &chat
 		} else {
 			e.Tool = adminTool(m) // with its name, call id and payload

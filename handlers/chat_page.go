@@ -111,7 +111,7 @@ func (h *Handlers) chatConversation(c *fiber.Ctx, id int64) (views.Conversation,
 	conv := views.Conversation{ID: id, Title: chatTitle(ex), Messages: h.chatMessages(c, msgs),
 		AdminViewed: adminViewed(seen), TurnStatus: ex.TurnStatus}
 	if n := len(conv.Messages); n > 0 && ex.TurnStatus == models.TurnFailed && conv.Messages[n-1].Role == views.RoleError {
-		conv.Messages[n-1].Retry = &views.RetryView{Action: paths.ChatRetry(id), CSRF: h.csrfToken(c)}
+		conv.Messages[n-1].Retry = views.RetryView{Action: paths.ChatRetry(id), CSRF: h.csrfToken(c)}
 	}
 	return conv, nil
 }

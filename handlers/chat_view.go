@@ -27,7 +27,10 @@ func (h *Handlers) chatMessages(c *fiber.Ctx, msgs []models.Message) []views.Cha
 // chatMessage maps one log entry, and says whether the transcript shows it.
 func (h *Handlers) chatMessage(m *models.Message, csrf string) (views.ChatMessage, bool) {
 	at := m.CreatedAt.Local()
-	v := views.ChatMessage{ID: m.ID, Seq: m.Seq, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	v := views.ChatMessage{ID: m.ID, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	if m.Seq != nil {
+		v.Seq, v.HasSeq = *m.Seq, true
+	}
 	switch m.Role {
 	case models.RoleUser, models.RoleError:
 		v.Text = m.Content
@@ -44,8 +47,7 @@ func (h *Handlers) chatMessage(m *models.Message, csrf string) (views.ChatMessag
 		}
 	case models.RoleAssistant:
 		v.HTML = h.markdown.HTML(m.Content)
-		fb := chatFeedbackView(m, csrf)
-		v.Feedback = &fb
+		v.Feedback = chatFeedbackView(m, csrf)
 	default:
 		return v, false
 	}

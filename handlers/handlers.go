@@ -105,10 +105,13 @@ type Handlers struct {
 	slots    agents.Slots
 	assets   *static.Assets
 	markdown *views.Markdown
-	log      *slog.Logger
-	cfg      Config
-	throttle throttle.Throttle
-	csrfKey  []byte
+	// liveCache holds the live connections' fragments that many tabs
+	// receive alike, rendered once.
+	liveCache *views.LiveCache
+	log       *slog.Logger
+	cfg       Config
+	throttle  throttle.Throttle
+	csrfKey   []byte
 }
 
 // Limits of the HTTP surface.
@@ -147,7 +150,7 @@ func New(d Deps) *fiber.App {
 	}
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
-		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
+		markdown: views.NewMarkdown(), liveCache: views.NewLiveCache(), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey,
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))

@@ -447,7 +447,7 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 	n := len(u.Entries)
 	if n > 0 && ex != nil && ex.Scope == models.ScopeGeneral && ex.TurnStatus == models.TurnFailed &&
 		u.Entries[n-1].Role == views.RoleError && u.Entries[n-1].ID == msgs[len(msgs)-1].ID {
-		u.Entries[n-1].Retry = &views.RetryView{Action: paths.ChatRetry(ex.ID), CSRF: s.csrf}
+		u.Entries[n-1].Retry = views.RetryView{Action: paths.ChatRetry(ex.ID), CSRF: s.csrf}
 	}
 	return nil
 }
@@ -601,7 +601,7 @@ func (s *liveSession) send(u views.LiveUpdate) error {
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}
-	return views.LiveMessage(u).Render(s.ctx, &s.out)
+	return views.LiveMessage(u, s.h.liveCache).Render(s.ctx, &s.out)
 }
 
 // flush writes what send rendered as one message.

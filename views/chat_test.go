@@ -75,7 +75,7 @@ func TestAssistantMarkdown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, doc := renderHTML(t, Message(ChatMessage{
-				ID: 9, Role: RoleAssistant, HTML: md.HTML(tc.src), Feedback: &FeedbackView{MessageID: 9},
+				ID: 9, Role: RoleAssistant, HTML: md.HTML(tc.src), Feedback: FeedbackView{MessageID: 9},
 			}))
 			msg := one(t, doc, "message")
 			mustAttr(t, msg, "data-role", "assistant")
@@ -268,7 +268,7 @@ func TestChatSendResult(t *testing.T) {
 	s := ChatSent{
 		Messages: []ChatMessage{
 			{ID: 1, Role: RoleUser, Text: "hi"},
-			{ID: 2, Role: RoleAssistant, HTML: "<p>Hello!</p>", Feedback: &FeedbackView{MessageID: 2}},
+			{ID: 2, Role: RoleAssistant, HTML: "<p>Hello!</p>", Feedback: FeedbackView{MessageID: 2}},
 		},
 		Item:       HistoryItem{ID: 5, Title: "hi", Turns: 1, Current: true},
 		ExchangeID: 5,
