@@ -9,6 +9,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -62,7 +63,7 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 			it.Owner += " (deleted)"
 		}
 		if e.ExchangeID != nil && e.ExchangeTitle != nil {
-			it.Exchange, it.URL = displayTitle(*e.ExchangeTitle), paths.AdminExchange(*e.ExchangeID)
+			it.Exchange, it.URL = screens.DisplayTitle(*e.ExchangeTitle), paths.AdminExchange(*e.ExchangeID)
 		}
 		p.Entries = append(p.Entries, it)
 	}

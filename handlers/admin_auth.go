@@ -121,12 +121,3 @@ func adminTime(t time.Time) string { return t.Local().Format("Jan 2, 2006 15:04"
 
 // adminTimeFull is the precise form, for tooltips and datetime attributes.
 func adminTimeFull(t time.Time) string { return t.Local().Format(time.RFC3339) }
-
-// adminViewed is the owner's notice that administrators opened one of their
-// exchanges: nil when none did. Chat pages of every scope show it.
-func adminViewed(v models.AdminViews) *views.AdminViewed {
-	if v.Count == 0 || v.Last == nil {
-		return nil
-	}
-	return &views.AdminViewed{Count: v.Count, Last: v.Last.Local().Format("Jan 2, 2006 at 15:04"), LastFull: adminTimeFull(*v.Last)}
-}

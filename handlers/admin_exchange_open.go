@@ -11,6 +11,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -30,7 +31,7 @@ func (h *Handlers) adminExchangeGate(c *fiber.Ctx) error {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminExchangeGateView(views.AdminExchangeGate{
-		AdminChrome: h.adminChrome(c, displayTitle(ex.Title), views.AdminExchangesSection),
+		AdminChrome: h.adminChrome(c, screens.DisplayTitle(ex.Title), views.AdminExchangesSection),
 		Exchange:    adminSummary(ex, seen.Count),
 		Action:      paths.AdminExchange(ex.ID),
 	}))
@@ -72,7 +73,7 @@ func (h *Handlers) adminExchangeOpen(c *fiber.Ctx) error {
 		note += " with the reason “" + reason + "”"
 	}
 	return render(c, fiber.StatusOK, views.AdminExchangeLog(views.AdminExchangeView{
-		AdminChrome: h.adminChrome(c, displayTitle(ex.Title), views.AdminExchangesSection),
+		AdminChrome: h.adminChrome(c, screens.DisplayTitle(ex.Title), views.AdminExchangesSection),
 		Exchange:    adminSummary(ex, seen.Count),
 		Note:        note + ". Read-only.",
 		Entries:     h.adminLogEntries(msgs, states),
@@ -82,7 +83,7 @@ func (h *Handlers) adminExchangeOpen(c *fiber.Ctx) error {
 // adminSummary describes an exchange above its log.
 func adminSummary(ex *models.AdminExchangeRow, openings int64) views.AdminExchangeSummary {
 	s := views.AdminExchangeSummary{
-		ID: ex.ID, Title: displayTitle(ex.Title), Owner: ex.Username, ScopeLabel: adminScopeLabel(ex),
+		ID: ex.ID, Title: screens.DisplayTitle(ex.Title), Owner: ex.Username, ScopeLabel: adminScopeLabel(ex),
 		Agent: ex.AgentType, Turns: ex.TurnCount, Messages: ex.Messages, Size: views.Bytes(ex.StoredBytes),
 		Created: adminTime(ex.CreatedAt), LastActive: adminTime(ex.UpdatedAt),
 		Up: ex.FeedbackUp, Down: ex.FeedbackDown, Errors: ex.Errors,
@@ -112,7 +113,7 @@ func (h *Handlers) adminLogEntries(msgs []models.Message, proposals map[int64]st
 			e.Agent = *m.AgentType
 		}
 		isTool := m.Role == models.RoleToolCall || m.Role == models.RoleToolResult
-		if chat, ok := h.chatMessage(m, ""); ok && !isTool {
+		if chat, ok := h.screens.Message(screens.Viewer{}, m); ok && !isTool {
 			chat.Feedback = views.FeedbackView{} // read-only: the rating is among the facts
 			e.Chat = &chat
 		} else {

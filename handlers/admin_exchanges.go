@@ -12,6 +12,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -212,7 +213,7 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 			URL:        paths.AdminExchange(r.ID),
 			User:       r.Username,
 			UserURL:    paths.AdminExchangesOf(r.UserID),
-			Title:      displayTitle(r.Title),
+			Title:      screens.DisplayTitle(r.Title),
 			ScopeKind:  r.Scope,
 			ScopeLabel: adminScopeLabel(r),
 			Agent:      r.AgentType,
@@ -230,14 +231,6 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 		}
 	}
 	return out
-}
-
-// displayTitle is a conversation's title as every page shows it.
-func displayTitle(title string) string {
-	if title == "" {
-		return "Untitled"
-	}
-	return title
 }
 
 // adminScopeLabel says where an exchange lives: general, the page by its

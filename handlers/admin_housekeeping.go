@@ -11,6 +11,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -64,7 +65,7 @@ func (h *Handlers) adminHousekeepingPage(c *fiber.Ctx) (views.AdminHousekeepingP
 				why = "page “" + *o.PageTitle + "” was deleted"
 			}
 		}
-		p.Orphans = append(p.Orphans, views.AdminOrphanItem{ID: o.ID, User: o.Username, Title: displayTitle(o.Title),
+		p.Orphans = append(p.Orphans, views.AdminOrphanItem{ID: o.ID, User: o.Username, Title: screens.DisplayTitle(o.Title),
 			Why: why, When: adminTime(o.UpdatedAt), Messages: o.Messages})
 	}
 	st, err := h.store.Settings(ctx)
@@ -190,7 +191,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	dry := &views.AdminDryRun{Days: strconv.FormatInt(run.Days, 10), Exchanges: run.DeletedExchanges,
 		Messages: run.DeletedMessages, Cutoff: adminTime(run.Cutoff)}
 	for _, e := range cands {
-		dry.Items = append(dry.Items, views.AdminRetentionItem{ID: e.ID, User: e.Username, Title: displayTitle(e.Title),
+		dry.Items = append(dry.Items, views.AdminRetentionItem{ID: e.ID, User: e.Username, Title: screens.DisplayTitle(e.Title),
 			Scope: e.Scope, When: adminTime(e.UpdatedAt), Size: views.Bytes(e.StoredBytes)})
 	}
 	p.DryRun = dry

@@ -9,6 +9,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -44,7 +45,7 @@ func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
 		return err
 	}
 	return done(c, paths.AtMessage(back, m.ID), func() error {
-		return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+		return render(c, fiber.StatusOK, views.Feedback(screens.Feedback(h.viewer(c), m)))
 	})
 }
 

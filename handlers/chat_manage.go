@@ -12,6 +12,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -45,7 +46,7 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		it := chatHistoryItem(ex, current, time.Now(), h.csrfToken(c))
+		it := screens.HistoryItem(h.viewer(c), ex, current, time.Now())
 		it.Group = "" // the header above it stays where it is
 		return render(c, fiber.StatusOK, views.HistoryEntry(it))
 	})
@@ -62,7 +63,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if c.FormValue("confirmed") != "1" {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
-			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
 			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
 		}))
 	}
@@ -105,7 +106,7 @@ func (h *Handlers) chatExchange(c *fiber.Ctx) (*models.Exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.chatGeneral(c, id)
+	return h.screens.GeneralExchange(c.UserContext(), currentUser(c).ID, id)
 }
 
 // chatTabShows says whether the htmx request came from a tab showing path.

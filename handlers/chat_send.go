@@ -12,6 +12,7 @@ import (
 	"palaver/agents"
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -74,9 +75,9 @@ func formRefusal(c *fiber.Ctx, err error) (status int, reason string, ok bool) {
 // chatSendRefused shows the chat page again with the reason next to the
 // composer and the typed text kept (a send without JavaScript).
 func (h *Handlers) chatSendRefused(c *fiber.Ctx, status int, exchangeID int64, query, reason string) error {
-	p, err := h.chatPage(c, exchangeID, "")
+	p, err := h.chatScreen(c, exchangeID, "")
 	if errors.Is(err, models.ErrNotFound) {
-		p, err = h.chatPage(c, 0, "")
+		p, err = h.chatScreen(c, 0, "")
 	}
 	if err != nil {
 		return err
@@ -94,12 +95,12 @@ const tooManyTurnsMessage = "Four replies are already being written for you. Wai
 
 // chatSent maps a finished turn to the htmx answer.
 func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) views.ChatSent {
-	csrf := h.csrfToken(c)
+	v := h.viewer(c)
 	s := views.ChatSent{
 		ExchangeID: res.Exchange.ID,
-		Title:      chatTitle(res.Exchange),
+		Title:      screens.ChatTitle(res.Exchange),
 		New:        isNew,
-		Item:       chatHistoryItem(res.Exchange, res.Exchange.ID, time.Now(), csrf),
+		Item:       screens.HistoryItem(v, res.Exchange, res.Exchange.ID, time.Now()),
 	}
 	s.Item.Group = ""                         // it goes right under the Today header
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live
@@ -109,8 +110,8 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 		if m == nil {
 			continue
 		}
-		if v, ok := h.chatMessage(m, csrf); ok {
-			s.Messages = append(s.Messages, v)
+		if e, ok := h.screens.Message(v, m); ok {
+			s.Messages = append(s.Messages, e)
 		}
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 	"palaver/agents"
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -46,12 +47,13 @@ func (h *Handlers) pageChatSent(c *fiber.Ctx, p *models.Page, res *agents.TurnRe
 			msgs = append(msgs, *m)
 		}
 	}
-	entries, err := h.pageEntries(c, p, msgs)
+	ctx, v := c.UserContext(), h.viewer(c)
+	entries, err := h.screens.PageEntries(ctx, v, p, msgs, h.dismissed(ctx, p.ID))
 	if err != nil {
 		return err
 	}
-	panel := views.PagePanel{PageID: p.ID, ExchangeID: res.Exchange.ID, Title: chatTitle(res.Exchange), CSRF: h.csrfToken(c)}
-	if panel.Chats, err = h.pageChats(c, p, res.Exchange.ID); err != nil {
+	panel := views.PagePanel{PageID: p.ID, ExchangeID: res.Exchange.ID, Title: screens.ChatTitle(res.Exchange), CSRF: v.CSRF}
+	if panel.Chats, err = h.screens.PageChats(ctx, v, p, res.Exchange.ID); err != nil {
 		return err
 	}
 	var pending *int64
@@ -64,7 +66,7 @@ func (h *Handlers) pageChatSent(c *fiber.Ctx, p *models.Page, res *agents.TurnRe
 // pageChatRefused shows the editor again with the reason next to the
 // panel's composer and the typed text kept (a send without JavaScript).
 func (h *Handlers) pageChatRefused(c *fiber.Ctx, status int, p *models.Page, query, reason string) error {
-	v, err := h.pageEditPage(c, p)
+	v, err := h.pageEditScreen(c, p)
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 	}
 	h.setPageExchange(c, p.ID, ex.ID)
 	return fragmentOrFull(c, func() error { return h.pagePanelFragment(c, p) }, func() error {
-		v, err := h.pageEditPage(c, p)
+		v, err := h.pageEditScreen(c, p)
 		if err != nil {
 			return err
 		}
@@ -113,7 +115,7 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	if c.FormValue("confirmed") != "1" {
 		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
 			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
-			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
 			Action:  paths.PageChatDelete(p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
 		}))
 	}
@@ -160,7 +162,7 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 	if err != nil {
 		return nil, nil, err
 	}
-	ex, err := h.pageExchange(c, p, id)
+	ex, err := h.screens.PageExchange(c.UserContext(), currentUser(c).ID, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,13 +173,4 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 // JavaScript, the panel in its new state for htmx.
 func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, p *models.Page) error {
 	return done(c, paths.PageEdit(p.ID), func() error { return h.pagePanelFragment(c, p) })
-}
-
-// pagePanelFragment renders the chat panel alone.
-func (h *Handlers) pagePanelFragment(c *fiber.Ctx, p *models.Page) error {
-	panel, err := h.pagePanel(c, p)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.PageChat(panel))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/models"
+	"palaver/screens"
 )
 
 // Per page, the scs session keeps the page's current conversation (as the
@@ -32,12 +32,20 @@ func (h *Handlers) pageCurrentExchange(c *fiber.Ctx, pageID int64) (int64, error
 	if h.sessions.Exists(ctx, sessPageExchange(pageID)) {
 		return h.sessions.GetInt64(ctx, sessPageExchange(pageID)), nil
 	}
-	latest, err := h.store.ListExchanges(ctx, currentUser(c).ID,
-		models.ExchangeQuery{Scope: models.ScopePage, PageID: pageID, Limit: 1})
-	if err != nil || len(latest) == 0 {
-		return 0, err
+	return h.screens.LatestPageChat(ctx, currentUser(c).ID, pageID)
+}
+
+// panelState is what the session keeps about the page's chat panel (its
+// current conversation resolved only when the panel is open).
+func (h *Handlers) panelState(c *fiber.Ctx, pageID int64) (screens.PanelState, error) {
+	st := screens.PanelState{Open: h.panelOpen(c)}
+	if !st.Open {
+		return st, nil
 	}
-	return latest[0].ID, nil
+	var err error
+	st.Current, err = h.pageCurrentExchange(c, pageID)
+	st.Dismissed = h.dismissed(c.UserContext(), pageID)
+	return st, err
 }
 
 // setPageExchange makes id the page's current conversation (0: a new chat).
