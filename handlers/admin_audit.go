@@ -16,7 +16,7 @@ import (
 // adminAudit lists who opened whose exchange, newest first, one keyset page
 // at a time (?before=ID), optionally for one exchange (?exchange=ID).
 func (h *Handlers) adminAudit(c *fiber.Ctx) error {
-	q := models.AuditQuery{Limit: adminPageSize}
+	q := models.AuditQuery{Limit: adminListSize}
 	for name, dst := range map[string]*int64{"before": &q.BeforeID, "exchange": &q.ExchangeID} {
 		if v := c.Query(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -30,7 +30,7 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := views.AdminAuditPage{
+	p := views.AdminAuditScreen{
 		AdminChrome: h.adminChrome(c, "Audit log", views.AdminAuditSection),
 		Exchange:    q.ExchangeID,
 	}

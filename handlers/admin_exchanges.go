@@ -16,8 +16,8 @@ import (
 	"palaver/views"
 )
 
-// adminPageSize is how many exchanges one page of the admin list shows.
-const adminPageSize = 50
+// adminListSize is how many exchanges one page of the admin list shows.
+const adminListSize = 50
 
 // adminSortLabels names the sort orders in the form and the caption.
 var adminSortLabels = map[string]string{
@@ -71,7 +71,7 @@ func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		return render(c, status, views.AdminExchanges(views.AdminExchangesPage{
+		return render(c, status, views.AdminExchanges(views.AdminExchangesScreen{
 			AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
 			Filter:      form,
 			Results:     res,
@@ -84,7 +84,7 @@ func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 // in words ("" when nothing is).
 func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, string) {
 	q := url.Values{}
-	f := models.AdminExchangeFilter{Sort: models.AdminSortActivity, Limit: adminPageSize}
+	f := models.AdminExchangeFilter{Sort: models.AdminSortActivity, Limit: adminListSize}
 	var problems []string
 	keep := func(name string) string {
 		v := strings.TrimSpace(c.Query(name))

@@ -33,17 +33,17 @@ func retentionEvery() string {
 // adminHousekeeping shows the database's size, the orphans and the
 // retention policy with its runs.
 func (h *Handlers) adminHousekeeping(c *fiber.Ctx) error {
-	p, err := h.adminHousekeepingPage(c)
+	p, err := h.adminHousekeepingScreen(c)
 	if err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminHousekeeping(p))
 }
 
-// adminHousekeepingPage gathers what the housekeeping page shows.
-func (h *Handlers) adminHousekeepingPage(c *fiber.Ctx) (views.AdminHousekeepingPage, error) {
+// adminHousekeepingScreen gathers what the housekeeping page shows.
+func (h *Handlers) adminHousekeepingScreen(c *fiber.Ctx) (views.AdminHousekeepingScreen, error) {
 	ctx := c.UserContext()
-	p := views.AdminHousekeepingPage{
+	p := views.AdminHousekeepingScreen{
 		AdminChrome: h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection),
 		Dialect:     h.store.Dialect(), OrphanGrace: "an hour", ScheduleEvery: retentionEvery(),
 	}
@@ -184,7 +184,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.adminHousekeepingPage(c)
+	p, err := h.adminHousekeepingScreen(c)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 
 // adminConfirmAt is adminConfirm with an explicit way back.
 func (h *Handlers) adminConfirmAt(c *fiber.Ctx, heading, message, action, confirm, cancel string) error {
-	return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+	return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 		Base: h.base(c, heading, "admin"), Heading: heading, Message: message,
 		Action: action, Confirm: confirm, Cancel: cancel,
 	}))

@@ -20,7 +20,7 @@ func (h *Handlers) adminOverview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := views.AdminOverviewPage{
+	p := views.AdminOverviewScreen{
 		AdminChrome: h.adminChrome(c, "Admin", views.AdminOverviewSection),
 		Window: "The last " + views.Plural(adminWindow, "day", "days") + ": " +
 			o.From.Format("Jan 2") + " – " + o.To.Format("Jan 2, 2006") + " (UTC days).",
@@ -31,7 +31,7 @@ func (h *Handlers) adminOverview(c *fiber.Ctx) error {
 }
 
 // adminOverviewDays fills the daily charts, their tables and the cards.
-func adminOverviewDays(p *views.AdminOverviewPage, o *models.AdminOverview) {
+func adminOverviewDays(p *views.AdminOverviewScreen, o *models.AdminOverview) {
 	n := len(o.Days)
 	days := make([]string, n)
 	exs, msgs, users, rates := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
@@ -76,7 +76,7 @@ func adminOverviewDays(p *views.AdminOverviewPage, o *models.AdminOverview) {
 }
 
 // adminOverviewAgents fills the per-agent and per-model charts and tables.
-func adminOverviewAgents(p *views.AdminOverviewPage, o *models.AdminOverview) {
+func adminOverviewAgents(p *views.AdminOverviewScreen, o *models.AdminOverview) {
 	var replies, rated, up int64
 	p.Feedback = views.StackChart{
 		ID: "chart-feedback", Title: "Feedback by agent", Unit: "%",

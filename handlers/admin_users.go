@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/accounts"
 	"palaver/models"
 	"palaver/paths"
 	"palaver/views"
@@ -19,11 +20,11 @@ func (h *Handlers) adminUsers(c *fiber.Ctx) error {
 	if utf8.RuneCountInString(after) > maxUsername {
 		return fiber.NewError(fiber.StatusBadRequest, "after must be a user name")
 	}
-	rows, more, err := h.store.AdminListUsers(c.UserContext(), after, adminUsersPage)
+	rows, more, err := h.store.AdminListUsers(c.UserContext(), after, adminUsersListed)
 	if err != nil {
 		return err
 	}
-	p := views.AdminUsersPage{AdminChrome: h.adminChrome(c, "Users", views.AdminUsersSection), Paged: after != ""}
+	p := views.AdminUsersScreen{AdminChrome: h.adminChrome(c, "Users", views.AdminUsersSection), Paged: after != ""}
 	for i := range rows {
 		p.Users = append(p.Users, h.adminUserItem(c, &rows[i]))
 	}
@@ -33,8 +34,8 @@ func (h *Handlers) adminUsers(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.AdminUsers(p))
 }
 
-// adminUsersPage is how many accounts one page of the list shows.
-const adminUsersPage = 100
+// adminUsersListed is how many accounts one page of the list shows.
+const adminUsersListed = 100
 
 // adminUserItem maps an account and its counts to its row.
 func (h *Handlers) adminUserItem(c *fiber.Ctx, u *models.AdminUserRow) views.AdminUserItem {
@@ -42,7 +43,7 @@ func (h *Handlers) adminUserItem(c *fiber.Ctx, u *models.AdminUserRow) views.Adm
 		ID: u.ID, Name: u.Username, IsAdmin: u.IsAdmin, Disabled: u.Disabled,
 		Self: u.ID == currentUser(c).ID, Created: u.CreatedAt.Local().Format("Jan 2, 2006"),
 		ListURL: paths.AdminExchangesOf(u.ID), LastActive: "never",
-		CSRF: h.csrfToken(c), MinPassword: minPassword,
+		CSRF: h.csrfToken(c), MinPassword: accounts.MinPassword,
 	}
 	it.Exchanges, it.Messages, it.APIKeys = u.Exchanges, u.Messages, u.APIKeys
 	if u.LastActive != nil {

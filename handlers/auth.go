@@ -29,12 +29,12 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	}
 	return views.AuthForm{
 		Base: h.base(c, title, ""), Register: register,
-		CanRegister: h.cfg.AllowRegistration, MinPassword: minPassword,
+		CanRegister: h.cfg.AllowRegistration, MinPassword: accounts.MinPassword,
 	}
 }
 
-// loginPage shows the sign-in form (or the chat, for someone signed in).
-func (h *Handlers) loginPage(c *fiber.Ctx) error {
+// loginScreen shows the sign-in form (or the chat, for someone signed in).
+func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
 		return redirect(c, paths.ChatHome)
 	}
@@ -68,8 +68,8 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	return redirect(c, paths.ChatHome)
 }
 
-// registerPage shows the form to create an account.
-func (h *Handlers) registerPage(c *fiber.Ctx) error {
+// registerScreen shows the form to create an account.
+func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
 		return redirect(c, paths.ChatHome)
 	}

@@ -20,6 +20,6 @@ func (h *Handlers) chatHistory(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		return render(c, fiber.StatusOK, views.HistoryPage(list))
+		return render(c, fiber.StatusOK, views.HistoryItems(list))
 	}, func() error { return h.chatCurrent(c) })
 }

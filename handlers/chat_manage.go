@@ -61,7 +61,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	}
 	self := paths.Chat(ex.ID)
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
 			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
 			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
@@ -87,7 +87,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 // page and job chats stay.
 func (h *Handlers) chatClear(c *fiber.Ctx) error {
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
 			Message: "Every conversation in your chat history will be deleted. Page and job chats stay. This cannot be undone.",
 			Action:  paths.ChatClear, Confirm: "Delete all", Cancel: paths.ChatHome,

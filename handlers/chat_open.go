@@ -47,10 +47,10 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 
 // chatScreen builds the chat screen for exchange id (0: a new chat), its
 // sidebar starting after the cursor before ("": at the top).
-func (h *Handlers) chatScreen(c *fiber.Ctx, id int64, before string) (views.ChatPage, error) {
+func (h *Handlers) chatScreen(c *fiber.Ctx, id int64, before string) (views.ChatScreen, error) {
 	cursor, err := chatCursor(before)
 	if err != nil {
-		return views.ChatPage{}, err
+		return views.ChatScreen{}, err
 	}
 	return h.screens.Chat(c.UserContext(), h.viewer(c), id, cursor)
 }

@@ -102,7 +102,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 		c.Set("HX-Reswap", "none")
 		return render(c, status, views.Alert(msg))
 	default:
-		return render(c, status, views.Error(views.ErrorPage{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
+		return render(c, status, views.Error(views.ErrorScreen{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/accounts"
 	"palaver/agents"
 	"palaver/models"
 	"palaver/screens"
@@ -113,8 +112,7 @@ type Handlers struct {
 // Limits of the HTTP surface.
 const (
 	bodyLimit      = 1 << 20 // 1 MiB
-	minPassword    = accounts.MinPassword
-	maxUsername    = 64 // what an older account's name may have (accounts.MaxUsername for new ones)
+	maxUsername    = 64      // what an older account's name may have (accounts.MaxUsername for new ones)
 	maxTitleLength = 200
 	maxComment     = 2000     // a feedback comment, in characters (HTML and API)
 	readBufferSize = 16 << 10 // the request line and headers; long cursors and cookies fit

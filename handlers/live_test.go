@@ -393,7 +393,7 @@ func TestChatPageIsLive(t *testing.T) {
 	ann := a.register("ann")
 	ex, _ := a.liveStart(ann.user.ID, 0, "hello")
 	a.liveFinish(ann.user.ID, ex.ID, "Hello!")
-	doc := ann.chatPage(t, "/chat/"+strconv.FormatInt(ex.ID, 10))
+	doc := ann.chatScreen(t, "/chat/"+strconv.FormatInt(ex.ID, 10))
 	live := chatByID(doc, "live")
 	if live == nil {
 		t.Fatal("no #live element")

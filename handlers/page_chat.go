@@ -113,7 +113,7 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	}
 	edit := paths.PageEdit(p.ID)
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
 			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
 			Action:  paths.PageChatDelete(p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
@@ -139,7 +139,7 @@ func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
 		return err
 	}
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete the page's chats", "pages"), Heading: "Delete all the chats about this page?",
 			Message: "Every chat about “" + p.Title + "” will be deleted. The page and its history stay. This cannot be undone.",
 			Action:  paths.PageChatClear(p.ID), Confirm: "Delete all", Cancel: paths.PageEdit(p.ID),

@@ -112,7 +112,7 @@ func (h *Handlers) pageDelete(c *fiber.Ctx) error {
 		return err
 	}
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete page", "pages"), Heading: "Delete this page?",
 			Message: "“" + p.Title + "”, its history and all the chats about it will be deleted. This cannot be undone.",
 			Action:  paths.PageDelete(p.ID), Confirm: "Delete page", Cancel: paths.PageEdit(p.ID),
@@ -154,10 +154,10 @@ func (h *Handlers) pageParam(c *fiber.Ctx) (*models.Page, error) {
 }
 
 // pageEditScreen builds the whole /pages/{id}/edit screen.
-func (h *Handlers) pageEditScreen(c *fiber.Ctx, p *models.Page) (views.PageEditPage, error) {
+func (h *Handlers) pageEditScreen(c *fiber.Ctx, p *models.Page) (views.PageEditScreen, error) {
 	st, err := h.panelState(c, p.ID)
 	if err != nil {
-		return views.PageEditPage{}, err
+		return views.PageEditScreen{}, err
 	}
 	s, err := h.screens.PageEdit(c.UserContext(), h.viewer(c), p, st)
 	h.panelShown(c, p.ID, st, s.Panel)

@@ -12,26 +12,26 @@ import (
 	"palaver/views"
 )
 
-// HistoryPageSize is how many exchanges one page of the sidebar holds.
-const HistoryPageSize = 20
+// HistoryBatch is how many exchanges one page of the sidebar holds.
+const HistoryBatch = 20
 
 // Chat builds the chat screen for exchange id (0: a new chat), its sidebar
 // starting after cursor (nil: at the top). A page or job chat, another
 // user's or a missing one: models.ErrNotFound.
-func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.Cursor) (views.ChatPage, error) {
+func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.Cursor) (views.ChatScreen, error) {
 	conv, err := s.Conversation(ctx, v, id)
 	if err != nil {
-		return views.ChatPage{}, err
+		return views.ChatScreen{}, err
 	}
 	list, err := s.HistoryList(ctx, v, id, cursor, cursor != nil)
 	if err != nil {
-		return views.ChatPage{}, err
+		return views.ChatScreen{}, err
 	}
 	title := conv.Title
 	if title == "" {
 		title = "New chat"
 	}
-	return views.ChatPage{
+	return views.ChatScreen{
 		Base:         v.base(title, "chat"),
 		Conversation: conv,
 		History:      list,
@@ -120,14 +120,14 @@ func AdminViewed(v models.AdminViews) *views.AdminViewed {
 // exchange was in.
 func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, cursor *models.Cursor, partial bool) (views.HistoryList, error) {
 	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
-		Scope: models.ScopeGeneral, Before: cursor, Limit: HistoryPageSize + 1,
+		Scope: models.ScopeGeneral, Before: cursor, Limit: HistoryBatch + 1,
 	})
 	if err != nil {
 		return views.HistoryList{}, err
 	}
 	list := views.HistoryList{Partial: partial}
-	if len(sums) > HistoryPageSize {
-		sums = sums[:HistoryPageSize]
+	if len(sums) > HistoryBatch {
+		sums = sums[:HistoryBatch]
 		list.Next = sums[len(sums)-1].Cursor().String()
 	}
 	now := time.Now()

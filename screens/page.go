@@ -20,13 +20,13 @@ const (
 )
 
 // Pages builds the /pages screen around the create form f.
-func (s *Screens) Pages(ctx context.Context, v Viewer, f views.PageForm) (views.PagesPage, error) {
+func (s *Screens) Pages(ctx context.Context, v Viewer, f views.PageForm) (views.PagesScreen, error) {
 	pages, err := s.store.ListPages(ctx, v.UserID)
 	if err != nil {
-		return views.PagesPage{}, err
+		return views.PagesScreen{}, err
 	}
 	now := time.Now()
-	out := views.PagesPage{Base: v.base("Pages", "pages"), Form: f}
+	out := views.PagesScreen{Base: v.base("Pages", "pages"), Form: f}
 	out.Form.CSRF = v.CSRF
 	for _, pg := range pages {
 		it := views.PageListItem{ID: pg.ID, Title: pg.Title, Revisions: pg.Revisions}
@@ -50,16 +50,16 @@ type PanelState struct {
 // chat panel. A current conversation that is gone (deleted meanwhile, in
 // another tab or through the API) shows as a new chat: the panel's
 // ExchangeID is then 0.
-func (s *Screens) PageEdit(ctx context.Context, v Viewer, p *models.Page, st PanelState) (views.PageEditPage, error) {
+func (s *Screens) PageEdit(ctx context.Context, v Viewer, p *models.Page, st PanelState) (views.PageEditScreen, error) {
 	ed, err := s.Editor(ctx, v, p)
 	if err != nil {
-		return views.PageEditPage{}, err
+		return views.PageEditScreen{}, err
 	}
 	panel, err := s.Panel(ctx, v, p, st)
 	if err != nil {
-		return views.PageEditPage{}, err
+		return views.PageEditScreen{}, err
 	}
-	return views.PageEditPage{Base: v.base(p.Title, "pages"), Editor: ed, Panel: panel}, nil
+	return views.PageEditScreen{Base: v.base(p.Title, "pages"), Editor: ed, Panel: panel}, nil
 }
 
 // Editor builds the editor for the user's page p: its text, preview and

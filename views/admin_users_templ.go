@@ -13,7 +13,7 @@ import "palaver/paths"
 
 // AdminUsers renders /admin/users: every account with what it stores and
 // what can be done to it. Each action is a real form; htmx swaps the row.
-func AdminUsers(p AdminUsersPage) templ.Component {
+func AdminUsers(p AdminUsersScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

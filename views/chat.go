@@ -1,8 +1,8 @@
 package views
 
-// ChatPage is the /chat screen: the history sidebar, the open conversation
+// ChatScreen is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
-type ChatPage struct {
+type ChatScreen struct {
 	Base
 	Conversation Conversation
 	History      HistoryList

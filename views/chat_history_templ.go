@@ -16,7 +16,7 @@ import "palaver/paths"
 // became active can be moved right under it out of band.
 const todayHeaderID = "history-group-today"
 
-func historySidebar(p ChatPage) templ.Component {
+func historySidebar(p ChatScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -73,7 +73,7 @@ func historySidebar(p ChatPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = HistoryPage(p.History).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = HistoryItems(p.History).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -117,10 +117,10 @@ func historySidebar(p ChatPage) templ.Component {
 // confirmedVals marks an htmx delete as confirmed: hx-confirm asked already.
 const confirmedVals = `{"confirmed": "1"}`
 
-// HistoryPage renders one page of history items with their group headers,
+// HistoryItems renders one batch of history items with their group headers,
 // then the trigger that loads the next page when it scrolls into view (a
 // plain link without JavaScript).
-func HistoryPage(l HistoryList) templ.Component {
+func HistoryItems(l HistoryList) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -148,7 +148,7 @@ func TestFeedbackComment(t *testing.T) {
 }
 
 func TestChatPage(t *testing.T) {
-	p := ChatPage{
+	p := ChatScreen{
 		Base:     testBase(),
 		Composer: Composer{ExchangeID: 0, MaxLength: 100000, CSRF: "tok123"},
 	}
@@ -184,7 +184,7 @@ func TestChatPage(t *testing.T) {
 }
 
 func TestChatPageKeepsRefusedText(t *testing.T) {
-	p := ChatPage{
+	p := ChatScreen{
 		Base:         testBase(),
 		Conversation: Conversation{ID: 5, Title: "Plans", Messages: []ChatMessage{{ID: 1, Role: RoleUser, Text: "hi"}}},
 		Composer:     Composer{ExchangeID: 5, Query: "  \n ", Error: "No query provided", CSRF: "tok123"},
@@ -210,7 +210,7 @@ func TestHistoryPage(t *testing.T) {
 			{ID: 1, Title: "third", Turns: 3, CSRF: "tok"},
 		},
 	}
-	raw, doc := renderHTML(t, HistoryPage(l))
+	raw, doc := renderHTML(t, HistoryItems(l))
 	items := byTestID(doc, "history-item")
 	if len(items) != 3 {
 		t.Fatalf("%d items", len(items))
@@ -258,7 +258,7 @@ func TestHistoryPage(t *testing.T) {
 		t.Fatalf("rename field holds %q", v)
 	}
 
-	_, doc = renderHTML(t, HistoryPage(HistoryList{Items: l.Items[:1]}))
+	_, doc = renderHTML(t, HistoryItems(HistoryList{Items: l.Items[:1]}))
 	if len(byTestID(doc, "history-more")) != 0 {
 		t.Fatal("a last page offers more")
 	}
@@ -308,7 +308,7 @@ func TestChatSendResult(t *testing.T) {
 }
 
 func TestConfirmPage(t *testing.T) {
-	_, doc := renderHTML(t, ConfirmPage(ChatConfirm{
+	_, doc := renderHTML(t, ConfirmScreen(ChatConfirm{
 		Base: testBase(), Heading: "Delete?", Message: "“x” goes.", Action: "/chat/5/delete", Confirm: "Delete", Cancel: "/chat/5",
 	}))
 	form := one(t, doc, "confirm").Parent

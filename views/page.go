@@ -1,8 +1,8 @@
 package views
 
-// PagesPage is the /pages screen: the user's pages and the form that
+// PagesScreen is the /pages screen: the user's pages and the form that
 // creates one.
-type PagesPage struct {
+type PagesScreen struct {
 	Base
 	Pages []PageListItem
 	Form  PageForm
@@ -25,9 +25,9 @@ type PageForm struct {
 	CSRF    string
 }
 
-// PageEditPage is /pages/{id}/edit: the editor and the chat panel side by
+// PageEditScreen is /pages/{id}/edit: the editor and the chat panel side by
 // side.
-type PageEditPage struct {
+type PageEditScreen struct {
 	Base
 	Editor PageEditor
 	Panel  PagePanel

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import "palaver/paths"
 
 // Pages renders /pages: the user's pages, then the form that creates one.
-func Pages(p PagesPage) templ.Component {
+func Pages(p PagesScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -268,7 +268,7 @@ func Pages(p PagesPage) templ.Component {
 
 // PageEdit renders /pages/{id}/edit: the Markdown editor with its preview,
 // and the chat panel beside it.
-func PageEdit(p PageEditPage) templ.Component {
+func PageEdit(p PageEditScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
