@@ -146,11 +146,11 @@ func (h *Handlers) adminUserDelete(c *fiber.Ctx) error {
 // a plain form goes back to the list with a message.
 func (h *Handlers) adminUserDone(c *fiber.Ctx, id int64, msg string) error {
 	return h.adminDone(c, adminBackTo(c, paths.AdminUsers), msg, func() error {
-		row, err := h.store.AdminUser(c.UserContext(), id)
+		row, err := h.screens.AdminUserRow(c.UserContext(), h.viewer(c), id)
 		if err != nil {
 			return err
 		}
-		return render(c, fiber.StatusOK, views.AdminUserRow(h.adminUserItem(c, row)))
+		return render(c, fiber.StatusOK, views.AdminUserRow(row))
 	})
 }
 

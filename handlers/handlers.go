@@ -144,7 +144,7 @@ func New(d Deps) *fiber.App {
 	}
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
-		screens: screens.New(d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(), log: d.Logger, cfg: d.Config,
+		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey,
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))

@@ -31,12 +31,14 @@ type Store interface {
 // Screens builds the view models. Safe for concurrent use.
 type Screens struct {
 	store    Store
+	admin    AdminStore
 	markdown *views.Markdown
 }
 
-// New builds screens over store, rendering Markdown with markdown.
-func New(store Store, markdown *views.Markdown) *Screens {
-	return &Screens{store: store, markdown: markdown}
+// New builds screens over store (admin: the admin area's reads), rendering
+// Markdown with markdown.
+func New(store Store, admin AdminStore, markdown *views.Markdown) *Screens {
+	return &Screens{store: store, admin: admin, markdown: markdown}
 }
 
 // Viewer is who a screen is built for.
