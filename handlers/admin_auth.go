@@ -115,9 +115,3 @@ func adminBackTo(c *fiber.Ctx, fallback string) string {
 	}
 	return ref.Path
 }
-
-// adminTime formats a stored time for the admin pages: "Jun 10, 2026 14:05".
-func adminTime(t time.Time) string { return t.Local().Format("Jan 2, 2006 15:04") }
-
-// adminTimeFull is the precise form, for tooltips and datetime attributes.
-func adminTimeFull(t time.Time) string { return t.Local().Format(time.RFC3339) }

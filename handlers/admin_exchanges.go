@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,63 +10,31 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
-	"palaver/paths"
 	"palaver/screens"
 	"palaver/views"
 )
 
-// adminListSize is how many exchanges one page of the admin list shows.
+// adminListSize is how many rows one batch of an admin list shows.
 const adminListSize = 50
-
-// adminSortLabels names the sort orders in the form and the caption.
-var adminSortLabels = map[string]string{
-	models.AdminSortActivity: "last activity",
-	models.AdminSortSize:     "stored size",
-	models.AdminSortTurns:    "turns",
-}
 
 // adminExchanges shows every user's exchanges, filtered and sorted by the
 // query, one keyset page at a time; htmx gets the results only.
 func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	q, f, problem := adminExchangeQuery(c)
-	res := views.AdminExchangeResults{Sort: adminSortLabels[f.Sort]}
-	status := fiber.StatusOK
-	if problem == "" {
-		rows, next, err := h.store.AdminListExchanges(ctx, f)
-		if errors.Is(err, models.ErrBadCursor) {
-			problem = "That page link is out of date: showing the first page instead."
-			f.After = nil
-			q.Del("after")
-			rows, next, err = h.store.AdminListExchanges(ctx, f)
-		}
-		if err != nil {
-			return err
-		}
-		total, err := h.store.AdminCountExchanges(ctx, f)
-		if err != nil {
-			return err
-		}
-		res.Rows, res.Total = adminExchangeItems(rows, time.Now()), total
-		if next != nil {
-			res.NextURL = adminListURL(q, "after", next.String())
-		}
-		if f.After != nil {
-			res.FirstURL = adminListURL(q, "after", "")
-		}
+	res, err := h.screens.AdminExchangeResults(c.UserContext(), q, f, problem)
+	if err != nil {
+		return err
 	}
-	if problem != "" {
-		res.Error = problem
-		if len(res.Rows) == 0 {
-			status = fiber.StatusUnprocessableEntity
-		}
+	status := fiber.StatusOK
+	if res.Error != "" && len(res.Rows) == 0 {
+		status = fiber.StatusUnprocessableEntity
 	}
 	return fragmentOrFull(c, func() error {
 		// The address bar gets the filters in use, not the form's empty fields.
-		c.Set("HX-Push-Url", adminListURL(q, "", ""))
+		c.Set("HX-Push-Url", screens.AdminListURL(q, "", ""))
 		return render(c, status, views.AdminExchangeResultsFragment(res))
 	}, func() error {
-		form, err := h.adminFilterForm(c, q)
+		form, err := h.screens.AdminFilterForm(c.UserContext(), q)
 		if err != nil {
 			return err
 		}
@@ -132,7 +99,7 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 		problems = append(problems, "The title text is too long.")
 	}
 	if v := keep("sort"); v != "" {
-		if _, ok := adminSortLabels[v]; !ok {
+		if _, ok := screens.AdminSortLabels[v]; !ok {
 			problems = append(problems, "Sort by last activity, stored size or turns.")
 		} else {
 			f.Sort = v
@@ -146,110 +113,4 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 		f.After = &cur
 	}
 	return q, f, strings.Join(problems, " ")
-}
-
-// adminListURL is the list's address with the filters of q and key set to
-// value ("" removes it).
-func adminListURL(q url.Values, key, value string) string {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	v.Del(key)
-	if value != "" {
-		v.Set(key, value)
-	}
-	return paths.WithQuery(paths.AdminExchanges, v)
-}
-
-// adminFilterForm fills the filter form's choices, the submitted ones chosen.
-func (h *Handlers) adminFilterForm(c *fiber.Ctx, q url.Values) (views.AdminFilterForm, error) {
-	ctx := c.UserContext()
-	users, err := h.store.AdminUsernames(ctx)
-	if err != nil {
-		return views.AdminFilterForm{}, err
-	}
-	agents, err := h.store.AdminAgentTypes(ctx)
-	if err != nil {
-		return views.AdminFilterForm{}, err
-	}
-	opt := func(name, value, label string) views.AdminOption {
-		return views.AdminOption{Value: value, Label: label, Selected: q.Get(name) == value}
-	}
-	form := views.AdminFilterForm{
-		Users:    []views.AdminOption{opt("user", "", "All users")},
-		Scopes:   []views.AdminOption{opt("scope", "", "All scopes")},
-		Agents:   []views.AdminOption{opt("agent", "", "All agents")},
-		From:     q.Get("from"),
-		To:       q.Get("to"),
-		Title:    q.Get("q"),
-		Negative: q.Get("negative") == "1",
-		Errors:   q.Get("errors") == "1",
-	}
-	for _, u := range users {
-		form.Users = append(form.Users, opt("user", strconv.FormatInt(u.ID, 10), u.Username))
-	}
-	for _, s := range []string{models.ScopeGeneral, models.ScopePage, models.ScopeJob} {
-		form.Scopes = append(form.Scopes, opt("scope", s, s))
-	}
-	for _, a := range agents {
-		form.Agents = append(form.Agents, opt("agent", a, a))
-	}
-	for _, s := range models.AdminSorts {
-		o := opt("sort", s, adminSortLabels[s])
-		o.Selected = o.Selected || (s == models.AdminSortActivity && q.Get("sort") == "")
-		form.Sorts = append(form.Sorts, o)
-	}
-	return form, nil
-}
-
-// adminExchangeItems maps rows to the list's items.
-func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.AdminExchangeItem {
-	out := make([]views.AdminExchangeItem, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		out[i] = views.AdminExchangeItem{
-			ID:         r.ID,
-			URL:        paths.AdminExchange(r.ID),
-			User:       r.Username,
-			UserURL:    paths.AdminExchangesOf(r.UserID),
-			Title:      screens.DisplayTitle(r.Title),
-			ScopeKind:  r.Scope,
-			ScopeLabel: adminScopeLabel(r),
-			Agent:      r.AgentType,
-			Turns:      r.TurnCount,
-			When:       views.RelativeTime(r.UpdatedAt, now),
-			WhenFull:   adminTimeFull(r.UpdatedAt),
-			Size:       views.Bytes(r.StoredBytes),
-			Up:         r.FeedbackUp,
-			Down:       r.FeedbackDown,
-			Errors:     r.Errors,
-			Accepted:   r.ProposalsAccepted,
-			Rejected:   r.ProposalsRejected,
-			Open:       r.ProposalsOpen,
-			Pinned:     r.Pinned,
-		}
-	}
-	return out
-}
-
-// adminScopeLabel says where an exchange lives: general, the page by its
-// title, or the job by its id.
-func adminScopeLabel(r *models.AdminExchangeRow) string {
-	switch r.Scope {
-	case models.ScopePage:
-		label := "page"
-		if r.PageTitle != nil {
-			label += ": " + *r.PageTitle
-		}
-		if r.PageDeleted {
-			label += " (deleted)"
-		}
-		return label
-	case models.ScopeJob:
-		if r.JobID != nil {
-			return "job #" + *r.JobID
-		}
-	}
-	return r.Scope
 }

@@ -15,101 +15,14 @@ import (
 	"palaver/views"
 )
 
-// Housekeeping limits.
-const (
-	adminOrphansShown  = 50  // orphans listed before the purge button
-	adminDryRunShown   = 100 // candidates a dry run lists
-	adminRetentionRuns = 20  // runs in the log table
-)
-
-// retentionEvery says how often the retention job runs.
-func retentionEvery() string {
-	if models.RetentionEvery == time.Hour {
-		return "every hour"
-	}
-	return "every " + models.RetentionEvery.String()
-}
-
 // adminHousekeeping shows the database's size, the orphans and the
 // retention policy with its runs.
 func (h *Handlers) adminHousekeeping(c *fiber.Ctx) error {
-	p, err := h.adminHousekeepingScreen(c)
+	p, err := h.screens.AdminHousekeeping(c.UserContext(), h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection))
 	if err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminHousekeeping(p))
-}
-
-// adminHousekeepingScreen gathers what the housekeeping page shows.
-func (h *Handlers) adminHousekeepingScreen(c *fiber.Ctx) (views.AdminHousekeepingScreen, error) {
-	ctx := c.UserContext()
-	p := views.AdminHousekeepingScreen{
-		AdminChrome: h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection),
-		Dialect:     h.store.Dialect(), OrphanGrace: "an hour", ScheduleEvery: retentionEvery(),
-	}
-	size, err := h.store.AdminDatabaseSize(ctx)
-	if err != nil {
-		return p, err
-	}
-	p.Size = adminSize(size, p.Dialect)
-	orphans, total, err := h.store.AdminOrphans(ctx, time.Now(), adminOrphansShown)
-	if err != nil {
-		return p, err
-	}
-	p.OrphanTotal = total
-	for _, o := range orphans {
-		why := "no messages"
-		if !o.Empty {
-			why = "its page was deleted"
-			if o.PageTitle != nil {
-				why = "page “" + *o.PageTitle + "” was deleted"
-			}
-		}
-		p.Orphans = append(p.Orphans, views.AdminOrphanItem{ID: o.ID, User: o.Username, Title: screens.DisplayTitle(o.Title),
-			Why: why, When: adminTime(o.UpdatedAt), Messages: o.Messages})
-	}
-	st, err := h.store.Settings(ctx)
-	if err != nil {
-		return p, err
-	}
-	days := strconv.FormatInt(st.RetentionDays, 10)
-	p.Retention = views.AdminRetentionForm{Enabled: st.RetentionEnabled, Days: days, Saved: days, MaxDays: models.MaxRetentionDays}
-	runs, err := h.store.AdminRetentionRuns(ctx, adminRetentionRuns)
-	if err != nil {
-		return p, err
-	}
-	for _, r := range runs {
-		p.Runs = append(p.Runs, adminRunItem(r))
-	}
-	return p, nil
-}
-
-func adminSize(s models.DatabaseSize, dialect string) views.AdminSize {
-	out := views.AdminSize{Total: views.Bytes(s.Bytes)}
-	if dialect == "sqlite" {
-		out.File, out.WAL, out.Free = views.Bytes(s.FileBytes), views.Bytes(s.WALBytes), views.Bytes(s.FreeBytes)
-	}
-	return out
-}
-
-func adminRunItem(r models.RetentionRunRow) views.AdminRunItem {
-	it := views.AdminRunItem{
-		Started: adminTime(r.StartedAt), Source: "schedule", Dry: r.DryRun, Days: r.Days,
-		Cutoff: adminTime(r.Cutoff), Exchanges: r.DeletedExchanges, Messages: r.DeletedMessages, Took: "running",
-	}
-	switch {
-	case r.Source == models.RetentionManual && r.AdminName != nil:
-		it.Source = *r.AdminName
-	case r.Source == models.RetentionManual:
-		it.Source = "an administrator (deleted)"
-	}
-	if r.FinishedAt != nil {
-		it.Took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-	}
-	if r.Error != nil {
-		it.Error = *r.Error
-	}
-	return it
 }
 
 // adminVacuum runs VACUUM and says what it gave back.
@@ -157,7 +70,7 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 	msg := "Retention is off: nothing is deleted automatically."
 	if st.RetentionEnabled {
 		msg = "Retention is on: conversations inactive for more than " + views.Plural(st.RetentionDays, "day", "days") +
-			" are deleted " + retentionEvery() + " (pinned ones are kept)."
+			" are deleted " + screens.RetentionEvery() + " (pinned ones are kept)."
 	}
 	return h.adminDone(c, paths.AdminHousekeeping, msg, nil)
 }
@@ -180,19 +93,13 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cands, err := h.store.AdminRetentionCandidates(ctx, run.Cutoff, adminDryRunShown)
+	dry, err := h.screens.AdminDryRun(ctx, run)
 	if err != nil {
 		return err
 	}
-	p, err := h.adminHousekeepingScreen(c)
+	p, err := h.screens.AdminHousekeeping(ctx, h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection))
 	if err != nil {
 		return err
-	}
-	dry := &views.AdminDryRun{Days: strconv.FormatInt(run.Days, 10), Exchanges: run.DeletedExchanges,
-		Messages: run.DeletedMessages, Cutoff: adminTime(run.Cutoff)}
-	for _, e := range cands {
-		dry.Items = append(dry.Items, views.AdminRetentionItem{ID: e.ID, User: e.Username, Title: screens.DisplayTitle(e.Title),
-			Scope: e.Scope, When: adminTime(e.UpdatedAt), Size: views.Bytes(e.StoredBytes)})
 	}
 	p.DryRun = dry
 	if req.Days != 0 { // the form keeps what was typed, saved or not
