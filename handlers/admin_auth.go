@@ -11,42 +11,25 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
-// AdminStore is what the admin area needs of models.Store: the only reads
-// not scoped by a user (the Admin… methods, called from admin handlers only),
-// plus the owner's view of the audit trail.
+// AdminStore is what the admin area needs of models.Store: the reads its
+// screens make (screens.AdminStore: the only reads not scoped by a user,
+// called from admin handlers only), and its writes.
 type AdminStore interface {
-	AdminListExchanges(ctx context.Context, f models.AdminExchangeFilter) ([]models.AdminExchangeRow, *models.AdminCursor, error)
-	AdminCountExchanges(ctx context.Context, f models.AdminExchangeFilter) (int64, error)
-	AdminExchange(ctx context.Context, id int64) (*models.AdminExchangeRow, error)
-	AdminAgentTypes(ctx context.Context) ([]string, error)
-	AdminProposalStates(ctx context.Context, messageIDs []int64) (map[int64]string, error)
+	screens.AdminStore
+
 	AdminOpenExchange(ctx context.Context, adminID, exchangeID int64, reason string) (*models.AdminExchangeRow, []models.Message, *models.AdminAudit, error)
-	AdminAuditLog(ctx context.Context, q models.AuditQuery) ([]models.AuditEntry, int64, error)
-	ExchangeAdminViews(ctx context.Context, userID, exchangeID int64) (models.AdminViews, error)
-
-	AdminOverview(ctx context.Context, days int, now time.Time) (*models.AdminOverview, error)
-
-	AdminListUsers(ctx context.Context, after string, limit int) ([]models.AdminUserRow, bool, error)
-	AdminUsernames(ctx context.Context) ([]models.User, error)
-	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminSetAdmin(ctx context.Context, actorID, userID int64, admin bool) (*models.User, error)
 	AdminSetDisabled(ctx context.Context, actorID, userID int64, disabled bool) (*models.User, error)
 	AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string, revokeKeys bool) (*models.User, int64, error)
 	AdminDeleteUser(ctx context.Context, actorID, userID int64) (models.UserDeletion, error)
-
-	AdminOrphans(ctx context.Context, now time.Time, limit int) ([]models.Orphan, int64, error)
 	AdminPurgeOrphans(ctx context.Context, now time.Time) (int64, int64, error)
-	Settings(ctx context.Context) (*models.Settings, error)
 	AdminSetRetention(ctx context.Context, enabled bool, days int64) (*models.Settings, error)
 	RunRetention(ctx context.Context, r models.RetentionRequest) (*models.RetentionRun, error)
-	AdminRetentionCandidates(ctx context.Context, cutoff time.Time, limit int) ([]models.RetentionCandidate, error)
-	AdminRetentionRuns(ctx context.Context, limit int) ([]models.RetentionRunRow, error)
-	AdminDatabaseSize(ctx context.Context) (models.DatabaseSize, error)
 	AdminVacuum(ctx context.Context) (models.VacuumResult, error)
-	Dialect() string
 }
 
 // sessAdminFlash holds the message an admin action leaves for the next page.
