@@ -69,7 +69,7 @@ func TestBrowser(t *testing.T) {
 		{"AdminList", browserAdminList},
 		{"NoJavaScript", browserNoJavaScript},
 		{"CodeBlock", browserCodeBlock},
-		{"EveryPage", browserEveryPage},
+		{"EveryScreen", browserEveryScreen},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

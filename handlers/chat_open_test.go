@@ -140,7 +140,7 @@ func TestChatErrorRow(t *testing.T) {
 }
 
 // User text is escaped on the page, assistant Markdown is rendered.
-func TestChatPageEscapesAndRenders(t *testing.T) {
+func TestChatScreenEscapesAndRenders(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 	id := c.chatSend(t, "<script>alert(1)</script> **bold**", 0)

@@ -388,7 +388,7 @@ func TestLiveRefusesOversizeAndGarbage(t *testing.T) {
 
 // The chat page connects: it carries the live element, the pending cell's
 // place and the seq of each message.
-func TestChatPageIsLive(t *testing.T) {
+func TestChatScreenIsLive(t *testing.T) {
 	a := newTestApp(t)
 	ann := a.register("ann")
 	ex, _ := a.liveStart(ann.user.ID, 0, "hello")

@@ -147,7 +147,7 @@ func TestFeedbackComment(t *testing.T) {
 	mustAttr(t, checked[0], "value", FeedbackDown)
 }
 
-func TestChatPage(t *testing.T) {
+func TestChatScreen(t *testing.T) {
 	p := ChatScreen{
 		Base:     testBase(),
 		Composer: Composer{ExchangeID: 0, MaxLength: 100000, CSRF: "tok123"},
@@ -183,7 +183,7 @@ func TestChatPage(t *testing.T) {
 	}
 }
 
-func TestChatPageKeepsRefusedText(t *testing.T) {
+func TestChatScreenKeepsRefusedText(t *testing.T) {
 	p := ChatScreen{
 		Base:         testBase(),
 		Conversation: Conversation{ID: 5, Title: "Plans", Messages: []ChatMessage{{ID: 1, Role: RoleUser, Text: "hi"}}},
@@ -201,7 +201,7 @@ func TestChatPageKeepsRefusedText(t *testing.T) {
 	}
 }
 
-func TestHistoryPage(t *testing.T) {
+func TestHistoryItems(t *testing.T) {
 	l := HistoryList{
 		Next: "CURSOR",
 		Items: []HistoryItem{
@@ -307,7 +307,7 @@ func TestChatSendResult(t *testing.T) {
 	}
 }
 
-func TestConfirmPage(t *testing.T) {
+func TestConfirmScreen(t *testing.T) {
 	_, doc := renderHTML(t, ConfirmScreen(ChatConfirm{
 		Base: testBase(), Heading: "Delete?", Message: "“x” goes.", Action: "/chat/5/delete", Confirm: "Delete", Cancel: "/chat/5",
 	}))
