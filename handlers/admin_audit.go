@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -14,7 +13,7 @@ import (
 // adminAudit lists who opened whose exchange, newest first, one keyset page
 // at a time (?before=ID), optionally for one exchange (?exchange=ID).
 func (h *Handlers) adminAudit(c *fiber.Ctx) error {
-	q := models.AuditQuery{Limit: adminPageSize}
+	q := models.AuditQuery{Limit: adminListSize}
 	for name, dst := range map[string]*int64{"before": &q.BeforeID, "exchange": &q.ExchangeID} {
 		if v := c.Query(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -24,49 +23,9 @@ func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 			*dst = n
 		}
 	}
-	entries, next, err := h.store.AdminAuditLog(c.UserContext(), q)
+	s, err := h.screens.AdminAudit(c.UserContext(), h.adminChrome(c, "Audit log", views.AdminAuditSection), q)
 	if err != nil {
 		return err
 	}
-	p := views.AdminAuditPage{
-		AdminChrome: h.adminChrome(c, "Audit log", views.AdminAuditSection),
-		Exchange:    q.ExchangeID,
-	}
-	link := func(before int64) string {
-		v := url.Values{}
-		if q.ExchangeID != 0 {
-			v.Set("exchange", strconv.FormatInt(q.ExchangeID, 10))
-		}
-		if before != 0 {
-			v.Set("before", strconv.FormatInt(before, 10))
-		}
-		if len(v) == 0 {
-			return "/admin/audit"
-		}
-		return "/admin/audit?" + v.Encode()
-	}
-	if next != 0 {
-		p.NextURL = link(next)
-	}
-	if q.BeforeID != 0 {
-		p.FirstURL = link(0)
-	}
-	for _, e := range entries {
-		it := views.AdminAuditItem{
-			ID: e.ID, When: adminTime(e.CreatedAt), WhenFull: adminTimeFull(e.CreatedAt),
-			Admin: e.AdminName, Owner: e.OwnerName, Reason: e.Reason,
-			Exchange: "#" + strconv.FormatInt(e.ExchangeRef, 10) + " (deleted)",
-		}
-		if e.AdminID == nil {
-			it.Admin += " (deleted)"
-		}
-		if e.OwnerID == nil {
-			it.Owner += " (deleted)"
-		}
-		if e.ExchangeID != nil && e.ExchangeTitle != nil {
-			it.Exchange, it.URL = displayTitle(*e.ExchangeTitle), adminExchangeURL(*e.ExchangeID)
-		}
-		p.Entries = append(p.Entries, it)
-	}
-	return render(c, fiber.StatusOK, views.AdminAudit(p))
+	return render(c, fiber.StatusOK, views.AdminAudit(s))
 }

@@ -2,52 +2,34 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
-// AdminStore is what the admin area needs of models.Store: the only reads
-// not scoped by a user (the Admin… methods, called from admin handlers only),
-// plus the owner's view of the audit trail.
+// AdminStore is what the admin area needs of models.Store: the reads its
+// screens make (screens.AdminStore: the only reads not scoped by a user,
+// called from admin handlers only), and its writes.
 type AdminStore interface {
-	AdminListExchanges(ctx context.Context, f models.AdminExchangeFilter) ([]models.AdminExchangeRow, *models.AdminCursor, error)
-	AdminCountExchanges(ctx context.Context, f models.AdminExchangeFilter) (int64, error)
-	AdminExchange(ctx context.Context, id int64) (*models.AdminExchangeRow, error)
-	AdminAgentTypes(ctx context.Context) ([]string, error)
-	AdminProposalStates(ctx context.Context, messageIDs []int64) (map[int64]string, error)
+	screens.AdminStore
+
 	AdminOpenExchange(ctx context.Context, adminID, exchangeID int64, reason string) (*models.AdminExchangeRow, []models.Message, *models.AdminAudit, error)
-	AdminAuditLog(ctx context.Context, q models.AuditQuery) ([]models.AuditEntry, int64, error)
-	ExchangeAdminViews(ctx context.Context, userID, exchangeID int64) (models.AdminViews, error)
-
-	AdminOverview(ctx context.Context, days int, now time.Time) (*models.AdminOverview, error)
-
-	AdminListUsers(ctx context.Context, after string, limit int) ([]models.AdminUserRow, bool, error)
-	AdminUsernames(ctx context.Context) ([]models.User, error)
-	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminSetAdmin(ctx context.Context, actorID, userID int64, admin bool) (*models.User, error)
 	AdminSetDisabled(ctx context.Context, actorID, userID int64, disabled bool) (*models.User, error)
 	AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string, revokeKeys bool) (*models.User, int64, error)
 	AdminDeleteUser(ctx context.Context, actorID, userID int64) (models.UserDeletion, error)
-
-	AdminOrphans(ctx context.Context, now time.Time, limit int) ([]models.Orphan, int64, error)
 	AdminPurgeOrphans(ctx context.Context, now time.Time) (int64, int64, error)
-	Settings(ctx context.Context) (*models.Settings, error)
 	AdminSetRetention(ctx context.Context, enabled bool, days int64) (*models.Settings, error)
 	RunRetention(ctx context.Context, r models.RetentionRequest) (*models.RetentionRun, error)
-	AdminRetentionCandidates(ctx context.Context, cutoff time.Time, limit int) ([]models.RetentionCandidate, error)
-	AdminRetentionRuns(ctx context.Context, limit int) ([]models.RetentionRunRow, error)
-	AdminDatabaseSize(ctx context.Context) (models.DatabaseSize, error)
 	AdminVacuum(ctx context.Context) (models.VacuumResult, error)
-	Dialect() string
 }
 
 // sessAdminFlash holds the message an admin action leaves for the next page.
@@ -59,7 +41,7 @@ const sessAdminFlash = "admin_flash"
 func (h *Handlers) requireAdmin(c *fiber.Ctx) error {
 	u := currentUser(c)
 	if u == nil {
-		return redirect(c, "/login")
+		return redirect(c, paths.Login)
 	}
 	if !u.IsAdmin {
 		return fiber.ErrNotFound
@@ -85,19 +67,14 @@ func (h *Handlers) adminFlash(c *fiber.Ctx, msg string) {
 	h.sessions.Put(c.UserContext(), sessAdminFlash, msg)
 }
 
-// adminRefusal turns the admin store's refusals into answers a person can
-// act on (409, with the sentinel's own words); other errors pass unchanged.
-func adminRefusal(err error) error {
-	for _, sentinel := range []error{models.ErrLastAdmin, models.ErrOwnAccount} {
-		if errors.Is(err, sentinel) {
-			msg := sentinel.Error() // a Go error's words, made a sentence
-			return fiber.NewError(fiber.StatusConflict, strings.ToUpper(msg[:1])+msg[1:]+".")
-		}
+// adminDone ends an admin action as done does, with msg for the admin page
+// the browser goes to; a fragment shows the outcome itself, and leaves none
+// (it would wait for whichever admin page comes next).
+func (h *Handlers) adminDone(c *fiber.Ctx, back, msg string, fragment func() error) error {
+	if !inPlace(c, fragment) {
+		h.adminFlash(c, msg)
 	}
-	if errors.Is(err, models.ErrRetentionDays) {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "Keep conversations for 1 to "+strconv.Itoa(models.MaxRetentionDays)+" days.")
-	}
-	return err
+	return done(c, back, fragment)
 }
 
 // adminIDParam reads the :id of an admin route; anything but a positive
@@ -120,19 +97,4 @@ func adminBackTo(c *fiber.Ctx, fallback string) string {
 		return ref.Path + "?" + ref.RawQuery
 	}
 	return ref.Path
-}
-
-// adminTime formats a stored time for the admin pages: "Jun 10, 2026 14:05".
-func adminTime(t time.Time) string { return t.Local().Format("Jan 2, 2006 15:04") }
-
-// adminTimeFull is the precise form, for tooltips and datetime attributes.
-func adminTimeFull(t time.Time) string { return t.Local().Format(time.RFC3339) }
-
-// adminViewed is the owner's notice that administrators opened one of their
-// exchanges: nil when none did. Chat pages of every scope show it.
-func adminViewed(v models.AdminViews) *views.AdminViewed {
-	if v.Count == 0 || v.Last == nil {
-		return nil
-	}
-	return &views.AdminViewed{Count: v.Count, Last: v.Last.Local().Format("Jan 2, 2006 at 15:04"), LastFull: adminTimeFull(*v.Last)}
 }

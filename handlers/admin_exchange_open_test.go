@@ -22,7 +22,7 @@ func TestAdminOpenExchange(t *testing.T) {
 	other := a.adminExchange(bob.user.ID, adminEx{queries: []string{"another chat"}})
 	gate := fmt.Sprintf("/admin/exchanges/%d", ex)
 
-	doc := admin.chatPage(t, gate)
+	doc := admin.chatScreen(t, gate)
 	// The gate names the conversation (its title, as the list does) and its
 	// owner, but shows none of its messages.
 	if body := chatText(doc); strings.Contains(body, "and then?") || strings.Contains(body, "reply to") ||
@@ -36,7 +36,7 @@ func TestAdminOpenExchange(t *testing.T) {
 		t.Fatal("no form to open the conversation")
 	}
 	// Not opened yet: the owner sees nothing.
-	if n := len(chatByTestID(bob.chatPage(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")); n != 0 {
+	if n := len(chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")); n != 0 {
 		t.Fatal("the owner sees a notice before any opening")
 	}
 
@@ -78,18 +78,18 @@ func TestAdminOpenExchange(t *testing.T) {
 	}
 
 	// The owner sees it on that conversation, not on another; ann sees nothing of bob's.
-	notice := chatByTestID(bob.chatPage(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")
+	notice := chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")
 	if len(notice) != 1 || !strings.Contains(chatText(notice[0]), "An administrator opened this conversation on") ||
 		!strings.Contains(chatText(notice[0]), "3 times") {
 		t.Fatalf("owner's notice: %v", notice)
 	}
-	if len(chatByTestID(bob.chatPage(t, fmt.Sprintf("/chat/%d", other)), "admin-viewed")) != 0 {
+	if len(chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", other)), "admin-viewed")) != 0 {
 		t.Fatal("the notice shows on a conversation nobody opened")
 	}
 	mustStatus(t, ann.get(fmt.Sprintf("/chat/%d", ex)), http.StatusNotFound)
 
 	// The audit log lists the openings, newest first, with reasons.
-	doc = admin.chatPage(t, "/admin/audit")
+	doc = admin.chatScreen(t, "/admin/audit")
 	rows := chatByTestID(doc, "admin-audit-row")
 	if len(rows) != 3 || !strings.Contains(chatText(rows[0]), "boosted") || !strings.Contains(chatText(rows[2]), "support ticket 12") {
 		t.Fatalf("audit rows: %d", len(rows))
@@ -114,7 +114,7 @@ func TestAdminOpenExchange(t *testing.T) {
 	if err := a.store.DeleteExchange(t.Context(), bob.user.ID, ex); err != nil {
 		t.Fatal(err)
 	}
-	doc = admin.chatPage(t, "/admin/audit")
+	doc = admin.chatScreen(t, "/admin/audit")
 	if rows := chatByTestID(doc, "admin-audit-row"); len(rows) != 3 || !strings.Contains(chatText(rows[0]), fmt.Sprintf("#%d (deleted)", ex)) {
 		t.Fatalf("after deletion: %d rows, first %q", len(rows), chatText(rows[0]))
 	}
@@ -133,7 +133,7 @@ func TestAdminAuditPages(t *testing.T) {
 	seen := map[string]bool{}
 	path, pages := "/admin/audit", 0
 	for path != "" {
-		doc := admin.chatPage(t, path)
+		doc := admin.chatScreen(t, path)
 		for _, r := range chatByTestID(doc, "admin-audit-row") {
 			id, _ := chatAttr(r, "data-audit-id")
 			if seen[id] {
@@ -151,7 +151,7 @@ func TestAdminAuditPages(t *testing.T) {
 		t.Fatalf("%d rows over %d pages, want 120 over 3", len(seen), pages)
 	}
 	mustStatus(t, admin.get("/admin/audit?before=x"), http.StatusBadRequest)
-	doc := admin.chatPage(t, fmt.Sprintf("/admin/audit?exchange=%d", ex+1))
+	doc := admin.chatScreen(t, fmt.Sprintf("/admin/audit?exchange=%d", ex+1))
 	if len(chatByTestID(doc, "admin-audit-row")) != 0 {
 		t.Fatal("another exchange's filter lists rows")
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,69 +10,40 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/screens"
 	"palaver/views"
 )
 
-// adminPageSize is how many exchanges one page of the admin list shows.
-const adminPageSize = 50
-
-// adminSortLabels names the sort orders in the form and the caption.
-var adminSortLabels = map[string]string{
-	models.AdminSortActivity: "last activity",
-	models.AdminSortSize:     "stored size",
-	models.AdminSortTurns:    "turns",
-}
+// adminListSize is how many rows one batch of an admin list shows.
+const adminListSize = 50
 
 // adminExchanges shows every user's exchanges, filtered and sorted by the
 // query, one keyset page at a time; htmx gets the results only.
 func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	q, f, problem := adminExchangeQuery(c)
-	res := views.AdminExchangeResults{Sort: adminSortLabels[f.Sort]}
-	status := fiber.StatusOK
-	if problem == "" {
-		rows, next, err := h.store.AdminListExchanges(ctx, f)
-		if errors.Is(err, models.ErrBadCursor) {
-			problem = "That page link is out of date: showing the first page instead."
-			f.After = nil
-			q.Del("after")
-			rows, next, err = h.store.AdminListExchanges(ctx, f)
-		}
-		if err != nil {
-			return err
-		}
-		total, err := h.store.AdminCountExchanges(ctx, f)
-		if err != nil {
-			return err
-		}
-		res.Rows, res.Total = adminExchangeItems(rows, time.Now()), total
-		if next != nil {
-			res.NextURL = adminListURL(q, "after", next.String())
-		}
-		if f.After != nil {
-			res.FirstURL = adminListURL(q, "after", "")
-		}
-	}
-	if problem != "" {
-		res.Error = problem
-		if len(res.Rows) == 0 {
-			status = fiber.StatusUnprocessableEntity
-		}
-	}
-	if isFragment(c) {
-		// The address bar gets the filters in use, not the form's empty fields.
-		c.Set("HX-Push-Url", adminListURL(q, "", ""))
-		return render(c, status, views.AdminExchangeResultsFragment(res))
-	}
-	form, err := h.adminFilterForm(c, q)
+	res, err := h.screens.AdminExchangeResults(c.UserContext(), q, f, problem)
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.AdminExchanges(views.AdminExchangesPage{
-		AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
-		Filter:      form,
-		Results:     res,
-	}))
+	status := fiber.StatusOK
+	if res.Error != "" && len(res.Rows) == 0 {
+		status = fiber.StatusUnprocessableEntity
+	}
+	return fragmentOrFull(c, func() error {
+		// The address bar gets the filters in use, not the form's empty fields.
+		c.Set("HX-Push-Url", screens.AdminListURL(q, "", ""))
+		return render(c, status, views.AdminExchangeResultsFragment(res))
+	}, func() error {
+		form, err := h.screens.AdminFilterForm(c.UserContext(), q)
+		if err != nil {
+			return err
+		}
+		return render(c, status, views.AdminExchanges(views.AdminExchangesScreen{
+			AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
+			Filter:      form,
+			Results:     res,
+		}))
+	})
 }
 
 // adminExchangeQuery reads the filters from the query string: the values to
@@ -81,7 +51,7 @@ func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 // in words ("" when nothing is).
 func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, string) {
 	q := url.Values{}
-	f := models.AdminExchangeFilter{Sort: models.AdminSortActivity, Limit: adminPageSize}
+	f := models.AdminExchangeFilter{Sort: models.AdminSortActivity, Limit: adminListSize}
 	var problems []string
 	keep := func(name string) string {
 		v := strings.TrimSpace(c.Query(name))
@@ -129,7 +99,7 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 		problems = append(problems, "The title text is too long.")
 	}
 	if v := keep("sort"); v != "" {
-		if _, ok := adminSortLabels[v]; !ok {
+		if _, ok := screens.AdminSortLabels[v]; !ok {
 			problems = append(problems, "Sort by last activity, stored size or turns.")
 		} else {
 			f.Sort = v
@@ -143,123 +113,4 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 		f.After = &cur
 	}
 	return q, f, strings.Join(problems, " ")
-}
-
-// adminListURL is the list's address with the filters of q and key set to
-// value ("" removes it).
-func adminListURL(q url.Values, key, value string) string {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	v.Del(key)
-	if value != "" {
-		v.Set(key, value)
-	}
-	if len(v) == 0 {
-		return "/admin/exchanges"
-	}
-	return "/admin/exchanges?" + v.Encode()
-}
-
-// adminFilterForm fills the filter form's choices, the submitted ones chosen.
-func (h *Handlers) adminFilterForm(c *fiber.Ctx, q url.Values) (views.AdminFilterForm, error) {
-	ctx := c.UserContext()
-	users, err := h.store.AdminUsernames(ctx)
-	if err != nil {
-		return views.AdminFilterForm{}, err
-	}
-	agents, err := h.store.AdminAgentTypes(ctx)
-	if err != nil {
-		return views.AdminFilterForm{}, err
-	}
-	opt := func(name, value, label string) views.AdminOption {
-		return views.AdminOption{Value: value, Label: label, Selected: q.Get(name) == value}
-	}
-	form := views.AdminFilterForm{
-		Users:    []views.AdminOption{opt("user", "", "All users")},
-		Scopes:   []views.AdminOption{opt("scope", "", "All scopes")},
-		Agents:   []views.AdminOption{opt("agent", "", "All agents")},
-		From:     q.Get("from"),
-		To:       q.Get("to"),
-		Title:    q.Get("q"),
-		Negative: q.Get("negative") == "1",
-		Errors:   q.Get("errors") == "1",
-	}
-	for _, u := range users {
-		form.Users = append(form.Users, opt("user", strconv.FormatInt(u.ID, 10), u.Username))
-	}
-	for _, s := range []string{models.ScopeGeneral, models.ScopePage, models.ScopeJob} {
-		form.Scopes = append(form.Scopes, opt("scope", s, s))
-	}
-	for _, a := range agents {
-		form.Agents = append(form.Agents, opt("agent", a, a))
-	}
-	for _, s := range models.AdminSorts {
-		o := opt("sort", s, adminSortLabels[s])
-		o.Selected = o.Selected || (s == models.AdminSortActivity && q.Get("sort") == "")
-		form.Sorts = append(form.Sorts, o)
-	}
-	return form, nil
-}
-
-// adminExchangeItems maps rows to the list's items.
-func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.AdminExchangeItem {
-	out := make([]views.AdminExchangeItem, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		out[i] = views.AdminExchangeItem{
-			ID:         r.ID,
-			URL:        adminExchangeURL(r.ID),
-			User:       r.Username,
-			UserURL:    "/admin/exchanges?user=" + strconv.FormatInt(r.UserID, 10),
-			Title:      displayTitle(r.Title),
-			ScopeKind:  r.Scope,
-			ScopeLabel: adminScopeLabel(r),
-			Agent:      r.AgentType,
-			Turns:      r.TurnCount,
-			When:       views.RelativeTime(r.UpdatedAt, now),
-			WhenFull:   adminTimeFull(r.UpdatedAt),
-			Size:       views.Bytes(r.StoredBytes),
-			Up:         r.FeedbackUp,
-			Down:       r.FeedbackDown,
-			Errors:     r.Errors,
-			Accepted:   r.ProposalsAccepted,
-			Rejected:   r.ProposalsRejected,
-			Open:       r.ProposalsOpen,
-			Pinned:     r.Pinned,
-		}
-	}
-	return out
-}
-
-func adminExchangeURL(id int64) string { return "/admin/exchanges/" + strconv.FormatInt(id, 10) }
-
-// displayTitle is a conversation's title as every page shows it.
-func displayTitle(title string) string {
-	if title == "" {
-		return "Untitled"
-	}
-	return title
-}
-
-// adminScopeLabel says where an exchange lives: general, the page by its
-// title, or the job by its id.
-func adminScopeLabel(r *models.AdminExchangeRow) string {
-	switch r.Scope {
-	case models.ScopePage:
-		label := "page"
-		if r.PageTitle != nil {
-			label += ": " + *r.PageTitle
-		}
-		if r.PageDeleted {
-			label += " (deleted)"
-		}
-		return label
-	case models.ScopeJob:
-		if r.JobID != nil {
-			return "job #" + *r.JobID
-		}
-	}
-	return r.Scope
 }

@@ -140,7 +140,7 @@ func TestAdminExchangesFilters(t *testing.T) {
 				}
 				want = w
 			}
-			doc := s.admin.chatPage(t, "/admin/exchanges?"+tc.query)
+			doc := s.admin.chatScreen(t, "/admin/exchanges?"+tc.query)
 			if got := adminRowIDs(doc); !slices.Equal(got, want) {
 				t.Fatalf("rows %s, want %s", adminIDs(got), adminIDs(want))
 			}
@@ -170,7 +170,7 @@ func TestAdminExchangesFilters(t *testing.T) {
 // TestAdminExchangesRow checks what a row says about each kind of exchange.
 func TestAdminExchangesRow(t *testing.T) {
 	s := newAdminListSeed(t)
-	doc := s.admin.chatPage(t, "/admin/exchanges")
+	doc := s.admin.chatScreen(t, "/admin/exchanges")
 	rows := map[int64]string{}
 	for _, r := range chatByTestID(doc, "admin-exchange-row") {
 		v, _ := chatAttr(r, "data-exchange-id")
@@ -263,7 +263,7 @@ func TestAdminExchangesPages(t *testing.T) {
 		}
 	}
 	// Filters stay on the page links.
-	doc := admin.chatPage(t, "/admin/exchanges?sort=turns&user="+strconv.FormatInt(users[0], 10))
+	doc := admin.chatScreen(t, "/admin/exchanges?sort=turns&user="+strconv.FormatInt(users[0], 10))
 	next, _ := chatAttr(chatByTestID(doc, "admin-next")[0], "href")
 	q, _ := url.ParseQuery(strings.TrimPrefix(next, "/admin/exchanges?"))
 	if q.Get("sort") != "turns" || q.Get("user") != strconv.FormatInt(users[0], 10) || q.Get("after") == "" {
@@ -294,7 +294,7 @@ func TestAdminExchangesBadInput(t *testing.T) {
 	// A cursor that does not parse, or belongs to another sort: the first
 	// page, with a word about it.
 	for _, q := range []string{"after=garbage", "sort=turns&after=" + (models.AdminCursor{Sort: "size", Key: 1, ID: 1}).String()} {
-		doc := s.admin.chatPage(t, "/admin/exchanges?"+q)
+		doc := s.admin.chatScreen(t, "/admin/exchanges?"+q)
 		if len(chatByTestID(doc, "filter-error")) != 1 || len(adminRowIDs(doc)) != len(s.all) {
 			t.Fatalf("%s: %d rows", q, len(adminRowIDs(doc)))
 		}

@@ -137,7 +137,7 @@ func (c *client) adminWalk(t *testing.T, path string) []int64 {
 		if pages > 50 {
 			t.Fatal("the pages do not end")
 		}
-		doc := c.chatPage(t, path)
+		doc := c.chatScreen(t, path)
 		all = append(all, adminRowIDs(doc)...)
 		path = ""
 		if next := chatByTestID(doc, "admin-next"); len(next) == 1 {

@@ -10,104 +10,19 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
-
-// Housekeeping limits.
-const (
-	adminOrphansShown  = 50  // orphans listed before the purge button
-	adminDryRunShown   = 100 // candidates a dry run lists
-	adminRetentionRuns = 20  // runs in the log table
-)
-
-// retentionEvery says how often the retention job runs.
-func retentionEvery() string {
-	if models.RetentionEvery == time.Hour {
-		return "every hour"
-	}
-	return "every " + models.RetentionEvery.String()
-}
 
 // adminHousekeeping shows the database's size, the orphans and the
 // retention policy with its runs.
 func (h *Handlers) adminHousekeeping(c *fiber.Ctx) error {
-	p, err := h.adminHousekeepingPage(c)
+	p, err := h.screens.AdminHousekeeping(c.UserContext(), h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection))
 	if err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminHousekeeping(p))
-}
-
-// adminHousekeepingPage gathers what the housekeeping page shows.
-func (h *Handlers) adminHousekeepingPage(c *fiber.Ctx) (views.AdminHousekeepingPage, error) {
-	ctx := c.UserContext()
-	p := views.AdminHousekeepingPage{
-		AdminChrome: h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection),
-		Dialect:     h.store.Dialect(), OrphanGrace: "an hour", ScheduleEvery: retentionEvery(),
-	}
-	size, err := h.store.AdminDatabaseSize(ctx)
-	if err != nil {
-		return p, err
-	}
-	p.Size = adminSize(size, p.Dialect)
-	orphans, total, err := h.store.AdminOrphans(ctx, time.Now(), adminOrphansShown)
-	if err != nil {
-		return p, err
-	}
-	p.OrphanTotal = total
-	for _, o := range orphans {
-		why := "no messages"
-		if !o.Empty {
-			why = "its page was deleted"
-			if o.PageTitle != nil {
-				why = "page “" + *o.PageTitle + "” was deleted"
-			}
-		}
-		p.Orphans = append(p.Orphans, views.AdminOrphanItem{ID: o.ID, User: o.Username, Title: displayTitle(o.Title),
-			Why: why, When: adminTime(o.UpdatedAt), Messages: o.Messages})
-	}
-	st, err := h.store.Settings(ctx)
-	if err != nil {
-		return p, err
-	}
-	days := strconv.FormatInt(st.RetentionDays, 10)
-	p.Retention = views.AdminRetentionForm{Enabled: st.RetentionEnabled, Days: days, Saved: days, MaxDays: models.MaxRetentionDays}
-	runs, err := h.store.AdminRetentionRuns(ctx, adminRetentionRuns)
-	if err != nil {
-		return p, err
-	}
-	for _, r := range runs {
-		p.Runs = append(p.Runs, adminRunItem(r))
-	}
-	return p, nil
-}
-
-func adminSize(s models.DatabaseSize, dialect string) views.AdminSize {
-	out := views.AdminSize{Total: views.Bytes(s.Bytes)}
-	if dialect == "sqlite" {
-		out.File, out.WAL, out.Free = views.Bytes(s.FileBytes), views.Bytes(s.WALBytes), views.Bytes(s.FreeBytes)
-	}
-	return out
-}
-
-func adminRunItem(r models.RetentionRunRow) views.AdminRunItem {
-	it := views.AdminRunItem{
-		Started: adminTime(r.StartedAt), Source: "schedule", Dry: r.DryRun, Days: r.Days,
-		Cutoff: adminTime(r.Cutoff), Exchanges: r.DeletedExchanges, Messages: r.DeletedMessages, Took: "running",
-	}
-	switch {
-	case r.Source == models.RetentionManual && r.AdminName != nil:
-		it.Source = *r.AdminName
-	case r.Source == models.RetentionManual:
-		it.Source = "an administrator (deleted)"
-	}
-	if r.FinishedAt != nil {
-		it.Took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-	}
-	if r.Error != nil {
-		it.Error = *r.Error
-	}
-	return it
 }
 
 // adminVacuum runs VACUUM and says what it gave back.
@@ -116,9 +31,8 @@ func (h *Handlers) adminVacuum(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, fmt.Sprintf("VACUUM done in %s: %s before, %s after.",
-		r.Took.Round(time.Millisecond), views.Bytes(r.Before.Bytes), views.Bytes(r.After.Bytes)))
-	return redirect(c, "/admin/housekeeping")
+	return h.adminDone(c, paths.AdminHousekeeping, fmt.Sprintf("VACUUM done in %s: %s before, %s after.",
+		r.Took.Round(time.Millisecond), views.Bytes(r.Before.Bytes), views.Bytes(r.After.Bytes)), nil)
 }
 
 // adminPurgeOrphans deletes the orphaned exchanges once confirmed.
@@ -130,15 +44,14 @@ func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
 		}
 		return h.adminConfirmAt(c, "Purge orphaned conversations?",
 			"Delete "+views.Plural(total, "orphaned conversation", "orphaned conversations")+" and their messages. This cannot be undone.",
-			"/admin/housekeeping/orphans", "Purge", "/admin/housekeeping")
+			paths.AdminOrphans, "Purge", paths.AdminHousekeeping)
 	}
 	exs, msgs, err := h.store.AdminPurgeOrphans(c.UserContext(), time.Now())
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, "Purged "+views.Plural(exs, "orphaned conversation", "orphaned conversations")+
-		" with "+views.Plural(msgs, "message", "messages")+".")
-	return redirect(c, "/admin/housekeeping")
+	return h.adminDone(c, paths.AdminHousekeeping, "Purged "+views.Plural(exs, "orphaned conversation", "orphaned conversations")+
+		" with "+views.Plural(msgs, "message", "messages")+".", nil)
 }
 
 // adminRetentionSave turns the retention policy on or off and sets its days.
@@ -149,7 +62,7 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 	}
 	st, err := h.store.AdminSetRetention(c.UserContext(), c.FormValue("enabled") == "1", days)
 	if errors.Is(err, models.ErrRetentionDays) {
-		return h.adminRefuse(c, err, "/admin/housekeeping")
+		return h.adminRefuse(c, err, paths.AdminHousekeeping)
 	}
 	if err != nil {
 		return err
@@ -157,10 +70,9 @@ func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 	msg := "Retention is off: nothing is deleted automatically."
 	if st.RetentionEnabled {
 		msg = "Retention is on: conversations inactive for more than " + views.Plural(st.RetentionDays, "day", "days") +
-			" are deleted " + retentionEvery() + " (pinned ones are kept)."
+			" are deleted " + screens.RetentionEvery() + " (pinned ones are kept)."
 	}
-	h.adminFlash(c, msg)
-	return redirect(c, "/admin/housekeeping")
+	return h.adminDone(c, paths.AdminHousekeeping, msg, nil)
 }
 
 // adminRetentionDryRun counts and lists what the policy would delete now,
@@ -173,7 +85,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	if v := strings.TrimSpace(c.FormValue("days")); v != "" {
 		days, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || days < 1 || days > models.MaxRetentionDays {
-			return h.adminRefuse(c, models.ErrRetentionDays, "/admin/housekeeping")
+			return h.adminRefuse(c, models.ErrRetentionDays, paths.AdminHousekeeping)
 		}
 		req.Days = days
 	}
@@ -181,19 +93,13 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cands, err := h.store.AdminRetentionCandidates(ctx, run.Cutoff, adminDryRunShown)
+	dry, err := h.screens.AdminDryRun(ctx, run)
 	if err != nil {
 		return err
 	}
-	p, err := h.adminHousekeepingPage(c)
+	p, err := h.screens.AdminHousekeeping(ctx, h.adminChrome(c, "Housekeeping", views.AdminHousekeepingSection))
 	if err != nil {
 		return err
-	}
-	dry := &views.AdminDryRun{Days: strconv.FormatInt(run.Days, 10), Exchanges: run.DeletedExchanges,
-		Messages: run.DeletedMessages, Cutoff: adminTime(run.Cutoff)}
-	for _, e := range cands {
-		dry.Items = append(dry.Items, views.AdminRetentionItem{ID: e.ID, User: e.Username, Title: displayTitle(e.Title),
-			Scope: e.Scope, When: adminTime(e.UpdatedAt), Size: views.Bytes(e.StoredBytes)})
 	}
 	p.DryRun = dry
 	if req.Days != 0 { // the form keeps what was typed, saved or not
@@ -214,21 +120,20 @@ func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 		return h.adminConfirmAt(c, "Apply the retention policy now?",
 			"Every conversation inactive for more than "+views.Plural(st.RetentionDays, "day", "days")+
 				" will be deleted, except pinned ones. Try a dry run first to see what would go. This cannot be undone.",
-			"/admin/housekeeping/retention/run", "Delete now", "/admin/housekeeping")
+			paths.AdminRetentionRun, "Delete now", paths.AdminHousekeeping)
 	}
 	me := currentUser(c).ID
 	run, err := h.store.RunRetention(ctx, models.RetentionRequest{Source: models.RetentionManual, AdminID: &me, Now: time.Now()})
 	if err != nil {
 		return err
 	}
-	h.adminFlash(c, "Retention deleted "+views.Plural(run.DeletedExchanges, "conversation", "conversations")+
-		" with "+views.Plural(run.DeletedMessages, "message", "messages")+".")
-	return redirect(c, "/admin/housekeeping")
+	return h.adminDone(c, paths.AdminHousekeeping, "Retention deleted "+views.Plural(run.DeletedExchanges, "conversation", "conversations")+
+		" with "+views.Plural(run.DeletedMessages, "message", "messages")+".", nil)
 }
 
 // adminConfirmAt is adminConfirm with an explicit way back.
 func (h *Handlers) adminConfirmAt(c *fiber.Ctx, heading, message, action, confirm, cancel string) error {
-	return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+	return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 		Base: h.base(c, heading, "admin"), Heading: heading, Message: message,
 		Action: action, Confirm: confirm, Cancel: cancel,
 	}))

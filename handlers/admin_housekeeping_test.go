@@ -27,7 +27,7 @@ func TestAdminRetention(t *testing.T) {
 	doomed := []int64{older, old} // oldest first, as the dry run lists them
 	doomedMsgs := len(a.chatMessages(bob.user.ID, old)) + len(a.chatMessages(admin.user.ID, older))
 
-	doc := admin.chatPage(t, "/admin/housekeeping")
+	doc := admin.chatScreen(t, "/admin/housekeeping")
 	box := chatByTestID(doc, "retention-enabled")[0]
 	if _, on := chatAttr(box, "checked"); on {
 		t.Fatal("retention is on by default")
@@ -40,7 +40,7 @@ func TestAdminRetention(t *testing.T) {
 	for _, days := range []string{"0", "-3", "lots", "36501"} {
 		res := admin.postFormFrom("/admin/housekeeping/retention", "/admin/housekeeping", url.Values{"enabled": {"1"}, "days": {days}})
 		mustStatus(t, res, http.StatusSeeOther)
-		if f := adminFlash(admin.chatPage(t, "/admin/housekeeping")); !strings.Contains(f, "1 to 36500 days") {
+		if f := adminFlash(admin.chatScreen(t, "/admin/housekeeping")); !strings.Contains(f, "1 to 36500 days") {
 			t.Fatalf("days %s: flash %q", days, f)
 		}
 	}
@@ -64,7 +64,7 @@ func TestAdminRetention(t *testing.T) {
 	}
 	res = admin.postForm("/admin/housekeeping/retention", url.Values{"enabled": {"1"}, "days": {"30"}})
 	mustStatus(t, res, http.StatusSeeOther)
-	doc = admin.chatPage(t, "/admin/housekeeping")
+	doc = admin.chatScreen(t, "/admin/housekeeping")
 	if f := adminFlash(doc); !strings.Contains(f, "Retention is on") || !strings.Contains(f, "30 days") {
 		t.Fatalf("flash %q", f)
 	}
@@ -118,7 +118,7 @@ func TestAdminRetention(t *testing.T) {
 			t.Errorf("exchange %d: kept %v, want %v", id, err == nil, kept)
 		}
 	}
-	doc = admin.chatPage(t, "/admin/housekeeping")
+	doc = admin.chatScreen(t, "/admin/housekeeping")
 	if f := adminFlash(doc); f != fmt.Sprintf("Retention deleted 2 conversations with %d messages.", doomedMsgs) {
 		t.Fatalf("flash %q", f)
 	}
@@ -145,7 +145,7 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 	a.chatExec(`INSERT INTO exchanges (user_id, scope, title, agent_type, created_at, updated_at) VALUES (?, 'general', '', 'router', ?, ?)`,
 		bob.user.ID, time.Now().UTC().Add(-2*time.Hour), time.Now().UTC().Add(-2*time.Hour))
 
-	doc := admin.chatPage(t, "/admin/housekeeping")
+	doc := admin.chatScreen(t, "/admin/housekeeping")
 	if n := chatText(chatByTestID(doc, "orphan-count")[0]); n != "2 orphans found." {
 		t.Fatalf("orphans: %q", n)
 	}
@@ -166,7 +166,7 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 	if _, err := a.store.AdminExchange(t.Context(), kept); err != nil {
 		t.Fatal("a normal chat was purged")
 	}
-	doc = admin.chatPage(t, "/admin/housekeeping")
+	doc = admin.chatScreen(t, "/admin/housekeeping")
 	if f := adminFlash(doc); f != "Purged 2 orphaned conversations with 2 messages." {
 		t.Fatalf("flash %q", f)
 	}
@@ -179,7 +179,7 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 		t.Fatalf("size box %q", size)
 	}
 	mustStatus(t, admin.postForm("/admin/housekeeping/vacuum", nil), http.StatusSeeOther)
-	if f := adminFlash(admin.chatPage(t, "/admin/housekeeping")); !strings.HasPrefix(f, "VACUUM done in ") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/housekeeping")); !strings.HasPrefix(f, "VACUUM done in ") {
 		t.Fatalf("flash %q", f)
 	}
 }

@@ -23,7 +23,7 @@ func TestAdminOverview(t *testing.T) {
 	a.chatExec("UPDATE exchanges SET created_at = ? WHERE id = ?", time.Now().UTC().AddDate(0, 0, -60), old)
 	a.chatExec("UPDATE messages SET created_at = ? WHERE exchange_id = ?", time.Now().UTC().AddDate(0, 0, -60), old)
 
-	doc := admin.chatPage(t, "/admin")
+	doc := admin.chatScreen(t, "/admin")
 	for _, id := range []string{"activity", "errors", "feedback", "proposals", "tokens"} {
 		sec := chatByTestID(doc, "admin-chart-"+id)
 		if len(sec) != 1 {

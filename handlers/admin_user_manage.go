@@ -1,12 +1,12 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/accounts"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -18,7 +18,7 @@ func (h *Handlers) adminUserPromote(c *fiber.Ctx) error {
 	}
 	u, err := h.store.AdminSetAdmin(c.UserContext(), currentUser(c).ID, id, true)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
 	return h.adminUserDone(c, u.ID, u.Username+" is now an administrator.")
 }
@@ -34,14 +34,14 @@ func (h *Handlers) adminUserDemote(c *fiber.Ctx) error {
 	if self && c.FormValue("confirmed") != "1" {
 		return h.adminConfirm(c, "Give up your administrator rights?",
 			"You will lose access to the admin area at once. Another administrator can give it back.",
-			adminUserActionURL(id, "demote"), "Give up admin rights")
+			paths.AdminUserDemote(id), "Give up admin rights")
 	}
 	u, err := h.store.AdminSetAdmin(c.UserContext(), currentUser(c).ID, id, false)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
 	if self {
-		return redirect(c, "/chat") // the admin area is closed to them now
+		return redirect(c, paths.ChatHome) // the admin area is closed to them now
 	}
 	return h.adminUserDone(c, u.ID, u.Username+" is no longer an administrator.")
 }
@@ -60,11 +60,11 @@ func (h *Handlers) adminUserDisable(c *fiber.Ctx) error {
 		}
 		return h.adminConfirm(c, "Disable "+target.Username+"?",
 			"Their sessions end at once and their API keys stop working until the account is enabled again; they will have to sign in again.",
-			adminUserActionURL(id, "disable"), "Disable")
+			paths.AdminUserDisable(id), "Disable")
 	}
 	u, err := h.store.AdminSetDisabled(c.UserContext(), currentUser(c).ID, id, true)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
 	return h.adminUserDone(c, u.ID, u.Username+" is disabled: their sessions ended and their API keys are refused.")
 }
@@ -77,7 +77,7 @@ func (h *Handlers) adminUserEnable(c *fiber.Ctx) error {
 	}
 	u, err := h.store.AdminSetDisabled(c.UserContext(), currentUser(c).ID, id, false)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
 	return h.adminUserDone(c, u.ID, u.Username+" can sign in again.")
 }
@@ -92,7 +92,7 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 	}
 	password := c.FormValue("password")
 	if err := accounts.ValidatePassword(password); err != nil {
-		return h.adminRefuse(c, fiber.NewError(fiber.StatusUnprocessableEntity, err.Error()), "/admin/users")
+		return h.adminRefuse(c, fiber.NewError(fiber.StatusUnprocessableEntity, err.Error()), paths.AdminUsers)
 	}
 	hash, err := accounts.HashPassword(password)
 	if err != nil {
@@ -101,7 +101,7 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 	revokeKeys := c.FormValue("revoke_keys") == "1"
 	u, revoked, err := h.store.AdminSetPassword(c.UserContext(), currentUser(c).ID, id, hash, revokeKeys)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
 	if u.ID == currentUser(c).ID {
 		if err := h.signIn(c, u); err != nil {
@@ -131,51 +131,42 @@ func (h *Handlers) adminUserDelete(c *fiber.Ctx) error {
 		return h.adminConfirm(c, "Delete "+target.Username+"?",
 			fmt.Sprintf("The account and everything it owns will be deleted: %s, %s, its pages and API keys. The audit log keeps its name. This cannot be undone.",
 				views.Plural(target.Exchanges, "conversation", "conversations"), views.Plural(target.Messages, "message", "messages")),
-			adminUserActionURL(id, "delete"), "Delete account")
+			paths.AdminUserDelete(id), "Delete account")
 	}
 	d, err := h.store.AdminDeleteUser(c.UserContext(), currentUser(c).ID, id)
 	if err != nil {
-		return h.adminRefuse(c, err, "/admin/users")
+		return h.adminRefuse(c, err, paths.AdminUsers)
 	}
-	h.adminFlash(c, fmt.Sprintf("Deleted %s with %s, %s, %s and %s.", d.Username,
+	return h.adminDone(c, paths.AdminUsers, fmt.Sprintf("Deleted %s with %s, %s, %s and %s.", d.Username,
 		views.Plural(d.Exchanges, "conversation", "conversations"), views.Plural(d.Messages, "message", "messages"),
-		views.Plural(d.Pages, "page", "pages"), views.Plural(d.APIKeys, "API key", "API keys")))
-	return redirect(c, "/admin/users")
+		views.Plural(d.Pages, "page", "pages"), views.Plural(d.APIKeys, "API key", "API keys")), nil)
 }
 
 // adminUserDone answers a user action: htmx gets the account's row again;
 // a plain form goes back to the list with a message.
 func (h *Handlers) adminUserDone(c *fiber.Ctx, id int64, msg string) error {
-	if isFragment(c) {
-		row, err := h.store.AdminUser(c.UserContext(), id)
+	return h.adminDone(c, adminBackTo(c, paths.AdminUsers), msg, func() error {
+		row, err := h.screens.AdminUserRow(c.UserContext(), h.viewer(c), id)
 		if err != nil {
 			return err
 		}
-		return render(c, fiber.StatusOK, views.AdminUserRow(h.adminUserItem(c, row)))
-	}
-	h.adminFlash(c, msg)
-	return redirect(c, adminBackTo(c, "/admin/users"))
+		return render(c, fiber.StatusOK, views.AdminUserRow(row))
+	})
 }
 
 // adminRefuse answers an admin action the store or the input refused (the
 // last admin, one's own account, a bad value): htmx gets the alert, a plain
 // form goes back with the reason. Anything else is an error as usual.
 func (h *Handlers) adminRefuse(c *fiber.Ctx, err error, back string) error {
-	err = adminRefusal(err)
-	var fe *fiber.Error
-	if isFragment(c) || !errors.As(err, &fe) || fe.Code == fiber.StatusNotFound || fe.Code >= 500 {
+	status, msg := classify(err)
+	if status != fiber.StatusConflict && status != fiber.StatusUnprocessableEntity {
 		return err
 	}
-	h.adminFlash(c, "!"+fe.Message)
-	return redirect(c, adminBackTo(c, back))
+	return h.adminDone(c, adminBackTo(c, back), "!"+msg, func() error { return err })
 }
 
 // adminConfirm asks before a destructive admin action, for browsers without
 // JavaScript (htmx asks with the browser's dialog and sends confirmed=1).
 func (h *Handlers) adminConfirm(c *fiber.Ctx, heading, message, action, confirm string) error {
-	return h.adminConfirmAt(c, heading, message, action, confirm, adminBackTo(c, "/admin/users"))
-}
-
-func adminUserActionURL(id int64, verb string) string {
-	return fmt.Sprintf("/admin/users/%d/%s", id, verb)
+	return h.adminConfirmAt(c, heading, message, action, confirm, adminBackTo(c, paths.AdminUsers))
 }

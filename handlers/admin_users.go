@@ -1,52 +1,23 @@
 package handlers
 
 import (
-	"net/url"
-	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/models"
 	"palaver/views"
 )
 
-// adminUsers lists the accounts with what each stores, a page at a time
-// (keyset on the name: ?after= the last name of the page before).
+// adminUsers lists the accounts with what each stores, a batch at a time
+// (keyset on the name: ?after= the last name of the batch before).
 func (h *Handlers) adminUsers(c *fiber.Ctx) error {
-	after := c.Query("after") // the last name of the page before
+	after := c.Query("after") // the last name of the batch before
 	if utf8.RuneCountInString(after) > maxUsername {
 		return fiber.NewError(fiber.StatusBadRequest, "after must be a user name")
 	}
-	rows, more, err := h.store.AdminListUsers(c.UserContext(), after, adminUsersPage)
+	s, err := h.screens.AdminUsers(c.UserContext(), h.viewer(c), h.adminChrome(c, "Users", views.AdminUsersSection), after)
 	if err != nil {
 		return err
 	}
-	p := views.AdminUsersPage{AdminChrome: h.adminChrome(c, "Users", views.AdminUsersSection), Paged: after != ""}
-	for i := range rows {
-		p.Users = append(p.Users, h.adminUserItem(c, &rows[i]))
-	}
-	if more {
-		p.NextURL = "/admin/users?after=" + url.QueryEscape(rows[len(rows)-1].Username)
-	}
-	return render(c, fiber.StatusOK, views.AdminUsers(p))
-}
-
-// adminUsersPage is how many accounts one page of the list shows.
-const adminUsersPage = 100
-
-// adminUserItem maps an account and its counts to its row.
-func (h *Handlers) adminUserItem(c *fiber.Ctx, u *models.AdminUserRow) views.AdminUserItem {
-	it := views.AdminUserItem{
-		ID: u.ID, Name: u.Username, IsAdmin: u.IsAdmin, Disabled: u.Disabled,
-		Self: u.ID == currentUser(c).ID, Created: u.CreatedAt.Local().Format("Jan 2, 2006"),
-		ListURL: "/admin/exchanges?user=" + strconv.FormatInt(u.ID, 10), LastActive: "never",
-		CSRF: h.csrfToken(c), MinPassword: minPassword,
-	}
-	it.Exchanges, it.Messages, it.APIKeys = u.Exchanges, u.Messages, u.APIKeys
-	if u.LastActive != nil {
-		it.LastActive = views.RelativeTime(*u.LastActive, time.Now())
-	}
-	return it
+	return render(c, fiber.StatusOK, views.AdminUsers(s))
 }

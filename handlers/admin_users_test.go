@@ -36,7 +36,7 @@ func TestAdminDisableUser(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/admin/users" {
 		t.Fatalf("back to %q", loc)
 	}
-	doc := admin.chatPage(t, "/admin/users")
+	doc := admin.chatScreen(t, "/admin/users")
 	if f := adminFlash(doc); !strings.Contains(f, "bob is disabled") {
 		t.Fatalf("flash %q", f)
 	}
@@ -95,7 +95,7 @@ func TestAdminResetPassword(t *testing.T) {
 	// Too short: refused, nothing changes.
 	res := admin.postFormFrom(path, "/admin/users", url.Values{"password": {"short"}})
 	mustStatus(t, res, http.StatusSeeOther)
-	if f := adminFlash(admin.chatPage(t, "/admin/users")); !strings.Contains(f, "too short") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/users")); !strings.Contains(f, "too short") {
 		t.Fatalf("flash %q", f)
 	}
 	mustStatus(t, admin.htmx("POST", path, url.Values{"password": {"short"}}), http.StatusUnprocessableEntity)
@@ -133,7 +133,7 @@ func TestAdminLastAdmin(t *testing.T) {
 	}
 	res = admin.postFormFrom(self("demote"), "/admin/users", url.Values{"confirmed": {"1"}})
 	mustStatus(t, res, http.StatusSeeOther)
-	if f := adminFlash(admin.chatPage(t, "/admin/users")); !strings.Contains(f, "no administrator who can sign in") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/users")); !strings.Contains(f, "no administrator who can sign in") {
 		t.Fatalf("flash %q", f)
 	}
 	res = admin.htmx("POST", self("demote"), url.Values{"confirmed": {"1"}})
@@ -214,7 +214,7 @@ func TestAdminDeleteUser(t *testing.T) {
 	if got := a.adminCounts(); !maps.Equal(got, want) {
 		t.Fatalf("rows after deleting bob:\n got %v\nwant %v", got, want)
 	}
-	if f := adminFlash(admin.chatPage(t, "/admin/users")); !strings.Contains(f, "Deleted bob with 2 conversations, "+fmt.Sprint(bobMsgs)+" messages, 1 page and 1 API key") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/users")); !strings.Contains(f, "Deleted bob with 2 conversations, "+fmt.Sprint(bobMsgs)+" messages, 1 page and 1 API key") {
 		t.Fatalf("flash %q", f)
 	}
 	// cy's conversation is untouched; bob's session is over.
@@ -225,7 +225,7 @@ func TestAdminDeleteUser(t *testing.T) {
 		t.Fatal("a deleted user is still signed in")
 	}
 	// The audit row stays, naming bob.
-	doc := admin.chatPage(t, "/admin/audit")
+	doc := admin.chatScreen(t, "/admin/audit")
 	if rows := chatByTestID(doc, "admin-audit-row"); len(rows) != 1 || !strings.Contains(chatText(rows[0]), "bob (deleted)") {
 		t.Fatal("the audit row went with the account")
 	}
@@ -238,7 +238,7 @@ func TestAdminUsersList(t *testing.T) {
 	bob := a.register("bob")
 	a.adminExchange(bob.user.ID, adminEx{queries: []string{"one", "two"}})
 	a.adminExchange(bob.user.ID, adminEx{queries: []string{"three"}})
-	doc := admin.chatPage(t, "/admin/users")
+	doc := admin.chatScreen(t, "/admin/users")
 	rows := chatByTestID(doc, "admin-user-row")
 	if len(rows) != 2 {
 		t.Fatalf("%d rows", len(rows))
@@ -276,7 +276,7 @@ func TestAdminUsersPages(t *testing.T) {
 	var got []string
 	pages := 0
 	for path := "/admin/users"; path != ""; pages++ {
-		doc := admin.chatPage(t, path)
+		doc := admin.chatScreen(t, path)
 		rows := chatByTestID(doc, "admin-user-row")
 		if len(rows) == 0 || len(rows) > 100 {
 			t.Fatalf("%s shows %d accounts", path, len(rows))

@@ -61,7 +61,7 @@ func (h *Handlers) apiHistory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.apiHistoryPage(c, q)
+	return h.apiHistoryItems(c, q)
 }
 
 // apiHistoryQuery completes q with the limit and before parameters: a bad
@@ -84,8 +84,8 @@ func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery
 	return q, err
 }
 
-// apiHistoryPage answers with one page of history items.
-func (h *Handlers) apiHistoryPage(c *fiber.Ctx, q models.ExchangeQuery) error {
+// apiHistoryItems answers with one page of history items.
+func (h *Handlers) apiHistoryItems(c *fiber.Ctx, q models.ExchangeQuery) error {
 	sums, err := h.store.ListExchanges(c.UserContext(), currentUser(c).ID, q)
 	if err != nil {
 		return err

@@ -131,7 +131,7 @@ func TestAdminPasswordResetMayRevokeKeys(t *testing.T) {
 	// Unticked: the password changes, the key keeps working.
 	mustStatus(t, admin.postForm(path, url.Values{"password": {"a brand new secret"}}), http.StatusSeeOther)
 	key.apiJSON(http.MethodGet, "/api/keys", nil, http.StatusOK, nil)
-	if f := adminFlash(admin.chatPage(t, "/admin/users")); strings.Contains(f, "revoked") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/users")); strings.Contains(f, "revoked") {
 		t.Fatalf("flash %q", f)
 	}
 
@@ -140,7 +140,7 @@ func TestAdminPasswordResetMayRevokeKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustStatus(t, admin.postForm(path, url.Values{"password": {"another new secret"}, "revoke_keys": {"1"}}), http.StatusSeeOther)
-	if f := adminFlash(admin.chatPage(t, "/admin/users")); !strings.Contains(f, "2 API keys were revoked") {
+	if f := adminFlash(admin.chatScreen(t, "/admin/users")); !strings.Contains(f, "2 API keys were revoked") {
 		t.Fatalf("flash %q", f)
 	}
 	res, b := key.api(http.MethodGet, "/api/keys", nil)

@@ -193,7 +193,7 @@ func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
 	if _, err := h.store.Page(c.UserContext(), currentUser(c).ID, id); err != nil {
 		return err
 	}
-	return h.apiHistoryPage(c, q)
+	return h.apiHistoryItems(c, q)
 }
 
 // apiPageClearHistory deletes all of a page's chats; the page stays.

@@ -11,6 +11,7 @@ import (
 
 	"palaver/accounts"
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -28,14 +29,14 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	}
 	return views.AuthForm{
 		Base: h.base(c, title, ""), Register: register,
-		CanRegister: h.cfg.AllowRegistration, MinPassword: minPassword,
+		CanRegister: h.cfg.AllowRegistration, MinPassword: accounts.MinPassword,
 	}
 }
 
-// loginPage shows the sign-in form (or the chat, for someone signed in).
-func (h *Handlers) loginPage(c *fiber.Ctx) error {
+// loginScreen shows the sign-in form (or the chat, for someone signed in).
+func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, "/chat")
+		return redirect(c, paths.ChatHome)
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))
 }
@@ -64,13 +65,13 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
-// registerPage shows the form to create an account.
-func (h *Handlers) registerPage(c *fiber.Ctx) error {
+// registerScreen shows the form to create an account.
+func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, "/chat")
+		return redirect(c, paths.ChatHome)
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, true)))
 }
@@ -108,7 +109,7 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // authRefused re-renders the sign-in or registration form for a throttled
@@ -126,7 +127,7 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 	if err := h.sessions.Destroy(c.UserContext()); err != nil {
 		return err
 	}
-	return redirect(c, "/login")
+	return redirect(c, paths.Login)
 }
 
 // apiAuth authenticates a JSON API call by x-api-key, or by the session (and

@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// browserEveryPage: an administrator opens every page of the app under the
+// browserEveryScreen: an administrator opens every page of the app under the
 // Content-Security-Policy, with a conversation and a page whose Markdown
 // holds remote images; the scenario fails on anything the policy refuses
 // (newBrowserScene's check), and no image from another origin is in the
 // document.
-func browserEveryPage(t *testing.T, root context.Context) {
+func browserEveryScreen(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
 	admin := s.window("kim-admin")
 	admin.register("kim")

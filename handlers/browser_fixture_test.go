@@ -70,7 +70,7 @@ func TestBrowser(t *testing.T) {
 		{"NoJavaScript", browserNoJavaScript},
 		{"CodeBlock", browserCodeBlock},
 		{"Phone", browserPhone},
-		{"EveryPage", browserEveryPage},
+		{"EveryScreen", browserEveryScreen},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -2,13 +2,14 @@ package handlers
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -39,14 +40,13 @@ func (h *Handlers) chatFeedback(c *fiber.Ctx) error {
 	if m, err = h.store.SetFeedback(ctx, userID, id, value, comment); err != nil {
 		return err
 	}
-	if !isFragment(c) {
-		back, err := h.feedbackBackTo(c, m)
-		if err != nil {
-			return err
-		}
-		return c.Redirect(back+"#msg-"+strconv.FormatInt(m.ID, 10), fiber.StatusSeeOther)
+	back, err := h.feedbackBackTo(c, m)
+	if err != nil {
+		return err
 	}
-	return render(c, fiber.StatusOK, views.Feedback(chatFeedbackView(m, h.csrfToken(c))))
+	return done(c, paths.AtMessage(back, m.ID), func() error {
+		return render(c, fiber.StatusOK, views.Feedback(screens.Feedback(h.viewer(c), m)))
+	})
 }
 
 // feedbackBackTo is where a plain rating form goes back to: a page chat's
@@ -58,9 +58,9 @@ func (h *Handlers) feedbackBackTo(c *fiber.Ctx, m *models.Message) (string, erro
 		return "", err
 	}
 	if ex.Scope == models.ScopePage && ex.PageID != nil {
-		return fmt.Sprintf("/pages/%d/chat/%d", *ex.PageID, ex.ID), nil
+		return paths.PageChatOpen(*ex.PageID, ex.ID), nil
 	}
-	return chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), nil
+	return chatBackTo(c, paths.Chat(ex.ID)), nil
 }
 
 // chatFeedbackValue reads a posted rating: up, down, or none (nil).

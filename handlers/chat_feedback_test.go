@@ -65,7 +65,7 @@ func TestChatFeedbackNoJS(t *testing.T) {
 			t.Fatalf("feedback redirects to %q", loc)
 		}
 		// After a reload the page shows it.
-		up, down := chatPressed(t, c.chatPage(t, page), msg)
+		up, down := chatPressed(t, c.chatScreen(t, page), msg)
 		if up != step.up || down != step.down {
 			t.Fatalf("after %v: aria-pressed up=%s down=%s, want %s %s", step.form, up, down, step.up, step.down)
 		}
@@ -155,7 +155,7 @@ func TestPageReplyFeedback(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != fmt.Sprintf("%s#msg-%d", back, msg) {
 		t.Fatalf("rating a page reply redirects to %q, want %s", loc, back)
 	}
-	if up, down := chatPressed(t, c.chatPage(t, back), msg); up != "false" || down != "true" {
+	if up, down := chatPressed(t, c.chatScreen(t, back), msg); up != "false" || down != "true" {
 		t.Fatalf("after rating down the page shows up=%s down=%s", up, down)
 	}
 

@@ -147,8 +147,8 @@ func (c *client) postFormFrom(path, referer string, form url.Values) *http.Respo
 	return c.do(req)
 }
 
-// chatPage GETs a chat page and checks it is a 200.
-func (c *client) chatPage(t *testing.T, path string) *html.Node {
+// chatScreen GETs a chat page and checks it is a 200.
+func (c *client) chatScreen(t *testing.T, path string) *html.Node {
 	t.Helper()
 	res := c.get(path)
 	mustStatus(t, res, http.StatusOK)

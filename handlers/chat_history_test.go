@@ -99,7 +99,7 @@ func TestChatHistoryPagination(t *testing.T) {
 		a.chatExec("UPDATE exchanges SET updated_at = ? WHERE id = ?", at.UTC(), id)
 	}
 
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	got := chatHistoryIDs(doc)
 	groups := chatGroups(doc)
 	hxGet, href := chatMore(t, doc)
@@ -139,7 +139,7 @@ func TestChatHistoryPagination(t *testing.T) {
 	// The plain page after the first cursor starts at the 21st exchange,
 	// with its group's header and a way back to the newest.
 	_, href = chatMore(t, doc)
-	doc = c.chatPage(t, href)
+	doc = c.chatScreen(t, href)
 	if ids := chatHistoryIDs(doc); len(ids) != 20 || ids[0] != want[20] {
 		t.Fatalf("the ?before= page starts at %v", ids)
 	}
@@ -164,7 +164,7 @@ func TestChatHistoryStableUnderActivity(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 	ids := a.chatSeed(c.user.ID, 25)
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	first := chatHistoryIDs(doc)
 	hxGet, _ := chatMore(t, doc)
 	c.chatSend(t, "new activity", ids[0]) // the oldest, on page 2, becomes the newest

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,13 +11,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
 // chatNew starts a new, empty chat: the session's current exchange becomes 0.
 func (h *Handlers) chatNew(c *fiber.Ctx) error {
 	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // errChatTitle is the answer to a rename without a usable title.
@@ -40,16 +41,15 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !isFragment(c) {
-		return c.Redirect(chatBackTo(c, "/chat/"+strconv.FormatInt(ex.ID, 10)), fiber.StatusSeeOther)
-	}
-	current, err := h.chatCurrentID(c)
-	if err != nil {
-		return err
-	}
-	it := chatHistoryItem(ex, current, time.Now(), h.csrfToken(c))
-	it.Group = "" // the header above it stays where it is
-	return render(c, fiber.StatusOK, views.HistoryEntry(it))
+	return done(c, chatBackTo(c, paths.Chat(ex.ID)), func() error {
+		current, err := h.chatCurrentID(c)
+		if err != nil {
+			return err
+		}
+		it := screens.HistoryItem(h.viewer(c), ex, current, time.Now())
+		it.Group = "" // the header above it stays where it is
+		return render(c, fiber.StatusOK, views.HistoryEntry(it))
+	})
 }
 
 // chatDelete deletes a conversation once confirmed (htmx confirms with the
@@ -59,11 +59,11 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	self := "/chat/" + strconv.FormatInt(ex.ID, 10)
+	self := paths.Chat(ex.ID)
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
-			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
 			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
 		}))
 	}
@@ -77,28 +77,27 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if current == ex.ID {
 		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
 	}
-	if isFragment(c) && current != ex.ID && !chatTabShows(c, self) {
-		c.Vary("HX-Request")
-		return c.Status(fiber.StatusOK).Send(nil) // hx-swap="delete" removes the item
+	if current == ex.ID || chatTabShows(c, self) {
+		return redirect(c, paths.ChatHome) // the tab showed it: to a new chat
 	}
-	return redirect(c, "/chat")
+	return done(c, paths.ChatHome, removed(c)) // hx-swap="delete" removes the item
 }
 
 // chatClear deletes all the user's general conversations once confirmed;
 // page and job chats stay.
 func (h *Handlers) chatClear(c *fiber.Ctx) error {
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
 			Message: "Every conversation in your chat history will be deleted. Page and job chats stay. This cannot be undone.",
-			Action:  "/chat/clear", Confirm: "Delete all", Cancel: "/chat",
+			Action:  paths.ChatClear, Confirm: "Delete all", Cancel: paths.ChatHome,
 		}))
 	}
 	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopeGeneral, 0); err != nil {
 		return err
 	}
 	h.sessions.Put(c.UserContext(), sessExchange, int64(0))
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // chatExchange is the general exchange the :id route parameter names.
@@ -107,7 +106,7 @@ func (h *Handlers) chatExchange(c *fiber.Ctx) (*models.Exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.chatGeneral(c, id)
+	return h.screens.GeneralExchange(c.UserContext(), currentUser(c).ID, id)
 }
 
 // chatTabShows says whether the htmx request came from a tab showing path.

@@ -39,7 +39,7 @@ func TestChatRenameNoJS(t *testing.T) {
 			}
 		})
 	}
-	doc := c.chatPage(t, self)
+	doc := c.chatScreen(t, self)
 	if got := chatText(chatByTestID(doc, "history-title")[0]); got != "Trip plans path tricks" {
 		t.Fatalf("history shows %q", got)
 	}
@@ -142,7 +142,7 @@ func TestChatDeleteNoJS(t *testing.T) {
 	if _, err := a.store.Exchange(context.Background(), c.user.ID, gone); !errors.Is(err, models.ErrNotFound) {
 		t.Fatalf("exchange still there: %v", err)
 	}
-	doc = c.chatPage(t, "/chat")
+	doc = c.chatScreen(t, "/chat")
 	if len(chatTranscript(doc)) != 0 || chatComposerExchange(t, doc) != "0" {
 		t.Fatal("/chat still shows the deleted conversation")
 	}
@@ -165,7 +165,7 @@ func TestChatDeleteHTMX(t *testing.T) {
 	if res.Header.Get("HX-Redirect") != "" || strings.TrimSpace(bodyOf(res)) != "" {
 		t.Fatalf("deleting another item: HX-Redirect %q, body %q", res.Header.Get("HX-Redirect"), bodyOf(res))
 	}
-	if msgs := chatTranscript(c.chatPage(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "open one" {
+	if msgs := chatTranscript(c.chatScreen(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "open one" {
 		t.Fatal("deleting another item changed the current conversation")
 	}
 
@@ -174,7 +174,7 @@ func TestChatDeleteHTMX(t *testing.T) {
 	if res.Header.Get("HX-Redirect") != "/chat" {
 		t.Fatalf("deleting the open conversation: status %d, HX-Redirect %q", res.StatusCode, res.Header.Get("HX-Redirect"))
 	}
-	if doc := c.chatPage(t, "/chat"); len(chatTranscript(doc)) != 0 || len(chatHistoryIDs(doc)) != 0 {
+	if doc := c.chatScreen(t, "/chat"); len(chatTranscript(doc)) != 0 || len(chatHistoryIDs(doc)) != 0 {
 		t.Fatal("after deleting everything /chat is not an empty new chat")
 	}
 }
@@ -204,7 +204,7 @@ func TestChatClear(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/chat" {
 		t.Fatalf("after clear: %q", loc)
 	}
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	if len(chatHistoryIDs(doc)) != 0 || len(chatTranscript(doc)) != 0 {
 		t.Fatal("general chats survived the clear")
 	}
@@ -222,7 +222,7 @@ func TestChatClear(t *testing.T) {
 	if res.Header.Get("HX-Redirect") != "/chat" {
 		t.Fatalf("htmx clear: %d, HX-Redirect %q", res.StatusCode, res.Header.Get("HX-Redirect"))
 	}
-	if len(chatHistoryIDs(c.chatPage(t, "/chat"))) != 0 {
+	if len(chatHistoryIDs(c.chatScreen(t, "/chat"))) != 0 {
 		t.Fatal("htmx clear left chats")
 	}
 }

@@ -53,14 +53,14 @@ func TestChatCrossUser(t *testing.T) {
 		}
 	}
 	// Ada's session still points at her own conversation.
-	if msgs := chatTranscript(ada.chatPage(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "ada's" {
+	if msgs := chatTranscript(ada.chatScreen(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "ada's" {
 		t.Fatalf("ada's /chat after the attempts: %+v (mine=%d)", msgs, mine)
 	}
 	// Bob's history never lists it for ada, and his own is intact.
-	if ids := chatHistoryIDs(ada.chatPage(t, "/chat")); len(ids) != 1 || ids[0] != mine {
+	if ids := chatHistoryIDs(ada.chatScreen(t, "/chat")); len(ids) != 1 || ids[0] != mine {
 		t.Fatalf("ada's history %v", ids)
 	}
-	if msgs := chatTranscript(bob.chatPage(t, fmt.Sprintf("/chat/%d", bobs))); len(msgs) != 2 {
+	if msgs := chatTranscript(bob.chatScreen(t, fmt.Sprintf("/chat/%d", bobs))); len(msgs) != 2 {
 		t.Fatalf("bob's conversation: %+v", msgs)
 	}
 }
@@ -77,7 +77,7 @@ func TestChatOtherScopes(t *testing.T) {
 	if a.chatSnapshot() != before {
 		t.Fatal("a job chat was changed through /chat")
 	}
-	if ids := chatHistoryIDs(c.chatPage(t, "/chat")); len(ids) != 0 {
+	if ids := chatHistoryIDs(c.chatScreen(t, "/chat")); len(ids) != 0 {
 		t.Fatalf("the history lists a job chat: %v", ids)
 	}
 }
@@ -121,7 +121,7 @@ func TestChatCSRF(t *testing.T) {
 					t.Fatal("a request without the CSRF token changed the database")
 				}
 				// The session's current conversation did not change either.
-				if got := chatComposerExchange(t, c.chatPage(t, "/chat")); got != fmt.Sprint(ex) {
+				if got := chatComposerExchange(t, c.chatScreen(t, "/chat")); got != fmt.Sprint(ex) {
 					t.Fatalf("current conversation became %q", got)
 				}
 			})

@@ -11,6 +11,8 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -18,48 +20,64 @@ import (
 // 303 to the conversation; for htmx, the new entries for the transcript and
 // the out-of-band updates (sidebar, title, the composer's exchange).
 func (h *Handlers) chatSend(c *fiber.Ctx) error {
-	ctx, query := c.UserContext(), c.FormValue("query")
+	query := c.FormValue("query")
 	exchangeID, err := chatFormID(c.FormValue("exchange_id"))
 	if err != nil {
 		return err
 	}
-	// htmx tabs get the user message at once and follow the reply live;
-	// without JavaScript the answer waits for the reply.
-	send := h.agents.Send
-	if isFragment(c) {
-		send = h.agents.StartResult
-	}
-	res, err := send(ctx, agents.SendRequest{
+	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
-	var input *agents.InputError
-	if errors.As(err, &input) && !isFragment(c) {
-		return h.chatSendRefused(c, fiber.StatusUnprocessableEntity, exchangeID, query, input.Msg)
-	}
-	if errors.Is(err, agents.ErrTooManyTurns) && !isFragment(c) {
-		return h.chatSendRefused(c, fiber.StatusTooManyRequests, exchangeID, query, tooManyTurnsMessage)
+	if status, reason, ok := formRefusal(c, err); ok {
+		return h.chatSendRefused(c, status, exchangeID, query, reason)
 	}
 	if err != nil {
 		return err
 	}
-	id := res.Exchange.ID
-	h.sessions.Put(ctx, sessExchange, id)
-	target := "/chat/" + strconv.FormatInt(id, 10)
-	if !isFragment(c) {
-		return c.Redirect(target, fiber.StatusSeeOther)
+	h.sessions.Put(c.UserContext(), sessExchange, res.Exchange.ID)
+	target := paths.Chat(res.Exchange.ID)
+	return done(c, target, func() error {
+		if !chatTabShows(c, target) {
+			c.Set("HX-Push-Url", target)
+		}
+		return render(c, fiber.StatusOK, views.ChatSendResult(h.chatSent(c, res, exchangeID == 0)))
+	})
+}
+
+// sendTurn sends a message from a composer. htmx tabs get the user message
+// at once and follow the reply live (/live); without JavaScript the answer
+// waits for the reply, so that the page it goes to shows it.
+func (h *Handlers) sendTurn(c *fiber.Ctx, req agents.SendRequest) (*agents.TurnResult, error) {
+	if isFragment(c) {
+		return h.agents.StartResult(c.UserContext(), req)
 	}
-	if !chatTabShows(c, target) {
-		c.Set("HX-Push-Url", target)
+	return h.agents.Send(c.UserContext(), req)
+}
+
+// formRefusal says how a composer without JavaScript shows a send that was
+// refused (the text, or the user's running turns at their limit): the
+// screen again with the reason beside the composer, and this status. ok
+// false: err is the error handler's, as every refusal is for htmx (an
+// alert).
+func formRefusal(c *fiber.Ctx, err error) (status int, reason string, ok bool) {
+	var input *agents.InputError
+	switch {
+	case err == nil || isFragment(c):
+		return 0, "", false
+	case errors.As(err, &input):
+		return fiber.StatusUnprocessableEntity, input.Msg, true
+	case errors.Is(err, agents.ErrTooManyTurns):
+		return fiber.StatusTooManyRequests, tooManyTurnsMessage, true
 	}
-	return render(c, fiber.StatusOK, views.ChatSendResult(h.chatSent(c, res, exchangeID == 0)))
+	return 0, "", false
 }
 
 // chatSendRefused shows the chat page again with the reason next to the
 // composer and the typed text kept (a send without JavaScript).
 func (h *Handlers) chatSendRefused(c *fiber.Ctx, status int, exchangeID int64, query, reason string) error {
-	p, err := h.chatPage(c, exchangeID, "")
+	p, err := h.chatScreen(c, exchangeID, "")
 	if errors.Is(err, models.ErrNotFound) {
-		p, err = h.chatPage(c, 0, "")
+		p, err = h.chatScreen(c, 0, "")
 	}
 	if err != nil {
 		return err
@@ -77,12 +95,12 @@ const tooManyTurnsMessage = "Four replies are already being written for you. Wai
 
 // chatSent maps a finished turn to the htmx answer.
 func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) views.ChatSent {
-	csrf := h.csrfToken(c)
+	v := h.viewer(c)
 	s := views.ChatSent{
 		ExchangeID: res.Exchange.ID,
-		Title:      chatTitle(res.Exchange),
+		Title:      screens.ChatTitle(res.Exchange),
 		New:        isNew,
-		Item:       chatHistoryItem(res.Exchange, res.Exchange.ID, time.Now(), csrf),
+		Item:       screens.HistoryItem(v, res.Exchange, res.Exchange.ID, time.Now()),
 	}
 	s.Item.Group = ""                         // it goes right under the Today header
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live
@@ -92,8 +110,8 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 		if m == nil {
 			continue
 		}
-		if v, ok := h.chatMessage(m, csrf); ok {
-			s.Messages = append(s.Messages, v)
+		if e, ok := h.screens.Message(v, m); ok {
+			s.Messages = append(s.Messages, e)
 		}
 	}
 	return s

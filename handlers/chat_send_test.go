@@ -145,7 +145,7 @@ func TestChatSendHTMX(t *testing.T) {
 	}
 	// The session follows: a reload shows this conversation.
 	a.waitTurns()
-	if got := chatTranscript(c.chatPage(t, "/chat")); len(got) != 2 || got[0].Text != "hi there" {
+	if got := chatTranscript(c.chatScreen(t, "/chat")); len(got) != 2 || got[0].Text != "hi there" {
 		t.Fatalf("reload after an htmx send shows %+v", got)
 	}
 

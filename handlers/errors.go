@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,6 +38,11 @@ func classify(err error) (int, string) {
 		return fiber.StatusConflict, conflict(err).Error() // the sentinel's own text, without the operation prefixes
 	case errors.Is(err, models.ErrBadCursor):
 		return fiber.StatusBadRequest, "Invalid cursor"
+	case refusal(err) != nil:
+		msg := refusal(err).Error() // a Go error's words, made a sentence
+		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."
+	case errors.Is(err, models.ErrRetentionDays):
+		return fiber.StatusUnprocessableEntity, "Keep conversations for 1 to " + strconv.Itoa(models.MaxRetentionDays) + " days."
 	default:
 		return fiber.StatusInternalServerError, "Something went wrong on our side. It has been logged; please try again."
 	}
@@ -48,22 +54,25 @@ var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoA
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
 	agents.ErrNotRunning, agents.ErrNotHere}
 
+// refusals are the admin actions the store refuses to protect the service
+// itself (the last administrator, one's own account): 409, said as a sentence.
+var refusals = []error{models.ErrLastAdmin, models.ErrOwnAccount}
+
+// refusal is the refusal err is, or nil.
+func refusal(err error) error { return firstOf(refusals, err) }
+
 // limits are the errors of a user at a per-user limit: they answer 429.
 var limits = []error{agents.ErrTooManyTurns, agents.ErrTooManySockets, agents.ErrTooManyStreams}
 
 // tooMany is the limit err meets, or nil.
-func tooMany(err error) error {
-	for _, s := range limits {
-		if errors.Is(err, s) {
-			return s
-		}
-	}
-	return nil
-}
+func tooMany(err error) error { return firstOf(limits, err) }
 
 // conflict is the conflict err is, or nil.
-func conflict(err error) error {
-	for _, s := range conflicts {
+func conflict(err error) error { return firstOf(conflicts, err) }
+
+// firstOf is the first of sentinels that err is, or nil.
+func firstOf(sentinels []error, err error) error {
+	for _, s := range sentinels {
 		if errors.Is(err, s) {
 			return s
 		}
@@ -89,11 +98,11 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	switch {
 	case isAPI(c) || refusedUnread(err, status):
 		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
-	case c.Get("HX-Request") == "true" && c.Get("HX-Boosted") != "true":
+	case isFragment(c):
 		c.Set("HX-Reswap", "none")
 		return render(c, status, views.Alert(msg))
 	default:
-		return render(c, status, views.Error(views.ErrorPage{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
+		return render(c, status, views.Error(views.ErrorScreen{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
 	}
 }
 

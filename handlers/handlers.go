@@ -14,9 +14,9 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/accounts"
 	"palaver/agents"
 	"palaver/models"
+	"palaver/screens"
 	"palaver/static"
 	"palaver/throttle"
 	"palaver/views"
@@ -33,8 +33,8 @@ type Store interface {
 	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
 	DeleteAPIKey(ctx context.Context, userID, id int64) error
 
-	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
-	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
+	screens.Store // what the screens read (package screens)
+
 	RenameExchange(ctx context.Context, userID, id int64, title string) (*models.Exchange, error)
 	UpdateExchange(ctx context.Context, userID, id int64, u models.ExchangeUpdate) (*models.Exchange, error)
 	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
@@ -43,7 +43,6 @@ type Store interface {
 	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
 	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)
 
-	Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]models.Message, error)
 	Message(ctx context.Context, userID, messageID int64) (*models.Message, error)
 	SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*models.Message, error)
 	SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*models.Message, error)
@@ -52,15 +51,11 @@ type Store interface {
 	AdminStore // the admin area's reads and writes (handlers/admin_auth.go)
 
 	CreatePage(ctx context.Context, userID int64, title, content string) (*models.Page, error)
-	Page(ctx context.Context, userID, id int64) (*models.Page, error)
-	ListPages(ctx context.Context, userID int64) ([]models.PageSummary, error)
 	UpdatePage(ctx context.Context, userID, id int64, title *string, content string) (*models.Page, error)
 	RestoreRevision(ctx context.Context, userID, pageID, revisionID int64) (*models.Page, error)
-	Revisions(ctx context.Context, userID, pageID int64) ([]models.RevisionSummary, error)
 	DeletePage(ctx context.Context, userID, id int64) (int64, int64, error)
 	AcceptProposal(ctx context.Context, userID, pageID, messageID int64, apply models.ApplyFunc) (*models.Page, error)
 	RejectProposal(ctx context.Context, userID, pageID, messageID int64) error
-	ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (map[int64]bool, map[int64]bool, error)
 }
 
 // Config holds the settings the handlers read.
@@ -107,19 +102,21 @@ type Handlers struct {
 	hub      *agents.Hub
 	slots    agents.Slots
 	assets   *static.Assets
-	markdown *views.Markdown
-	log      *slog.Logger
-	cfg      Config
-	throttle throttle.Throttle
-	csrfKey  []byte
-	observer Observer
+	screens  *screens.Screens // the view models of the screens, for requests and the live connection
+	// liveCache holds the live connections' fragments that many tabs
+	// receive alike, rendered once.
+	liveCache *views.LiveCache
+	log       *slog.Logger
+	cfg       Config
+	throttle  throttle.Throttle
+	csrfKey   []byte
+	observer  Observer
 }
 
 // Limits of the HTTP surface.
 const (
 	bodyLimit      = 1 << 20 // 1 MiB
-	minPassword    = accounts.MinPassword
-	maxUsername    = 64 // what an older account's name may have (accounts.MaxUsername for new ones)
+	maxUsername    = 64      // what an older account's name may have (accounts.MaxUsername for new ones)
 	maxTitleLength = 200
 	maxComment     = 2000     // a feedback comment, in characters (HTML and API)
 	readBufferSize = 16 << 10 // the request line and headers; long cursors and cookies fit
@@ -154,7 +151,7 @@ func New(d Deps) *fiber.App {
 	}
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
-		markdown: views.NewMarkdown(), log: d.Logger, cfg: d.Config,
+		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer,
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // healthz answers 200 when the database answers.
@@ -41,9 +43,9 @@ func (h *Handlers) staticFile(c *fiber.Ctx) error {
 // home sends people to the chat, or to sign in.
 func (h *Handlers) home(c *fiber.Ctx) error {
 	if currentUser(c) == nil {
-		return redirect(c, "/login")
+		return redirect(c, paths.Login)
 	}
-	return redirect(c, "/chat")
+	return redirect(c, paths.ChatHome)
 }
 
 // apiNotFound answers API paths that match no route.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -192,6 +192,9 @@ type liveSession struct {
 	shown    replyView    // how much of the reply being written the pending cell holds
 	out      bytes.Buffer // rendered, to be written as one message (flush)
 }
+
+// viewer is who the connection's parts are built for.
+func (s *liveSession) viewer() screens.Viewer { return screens.Viewer{UserID: s.userID, CSRF: s.csrf} }
 
 // read hands the tab's watch messages to run, until the connection fails
 // (the tab went away, or no pong came within the read deadline).
@@ -411,8 +414,8 @@ func (s *liveSession) event(e agents.Event) error {
 // entries adds the entries new to the tab to the transcript; a reply among
 // them closes the pending reply cell. ex is the exchange's header as of the
 // last of them (nil: unknown). A page chat's entries are mapped as its panel
-// maps them (pageEntriesOf: a proposal with its card, against the page as
-// it is now).
+// maps them (screens.PageEntries: a proposal with its card, against the
+// page as it is now).
 func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Exchange) error {
 	var fresh []models.Message
 	for i := range msgs {
@@ -422,8 +425,8 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 		}
 		if s.feedPage != 0 {
 			fresh = append(fresh, *m)
-		} else if v, ok := s.h.chatMessage(m, s.csrf); ok {
-			u.Entries = append(u.Entries, v)
+		} else if e, ok := s.h.screens.Message(s.viewer(), m); ok {
+			u.Entries = append(u.Entries, e)
 		}
 		if isReply(m) {
 			s.closeReply(u)
@@ -437,19 +440,15 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 		if err != nil {
 			return err
 		}
-		entries, err := s.h.pageEntriesOf(s.ctx, s.userID, p, fresh, nil, s.csrf)
+		entries, err := s.h.screens.PageEntries(s.ctx, s.viewer(), p, fresh, nil)
 		if err != nil {
 			return err
 		}
 		u.PageEntries = append(u.PageEntries, entries...)
 		return nil
 	}
-	// The error row that ended a failed chat turn offers Retry, as the page
-	// does (chatConversation).
-	n := len(u.Entries)
-	if n > 0 && ex != nil && ex.Scope == models.ScopeGeneral && ex.TurnStatus == models.TurnFailed &&
-		u.Entries[n-1].Role == views.RoleError && u.Entries[n-1].ID == msgs[len(msgs)-1].ID {
-		u.Entries[n-1].Retry = &views.RetryView{Action: "/chat/" + strconv.FormatInt(ex.ID, 10) + "/retry", CSRF: s.csrf}
+	if len(msgs) > 0 { // the error row that ended a failed turn offers Retry, as the chat screen's does
+		screens.OfferRetry(s.viewer(), u.Entries, ex, msgs[len(msgs)-1].ID)
 	}
 	return nil
 }
@@ -469,22 +468,15 @@ func (s *liveSession) page(u *views.LiveUpdate) error {
 	if err != nil {
 		return err
 	}
-	ed, err := s.h.pageEditorOf(s.ctx, s.userID, p, s.csrf)
+	var chat int64 // the watched chat, when it is one of the page's
+	if s.feed != nil && s.feedPage == p.ID {
+		chat = s.feed.exchangeID
+	}
+	saved, err := s.h.screens.PageChanged(s.ctx, s.viewer(), p, chat, nil)
 	if err != nil {
 		return err
 	}
-	saved := views.PageSaved{Editor: ed, Content: true}
-	if s.feed != nil && s.feedPage == p.ID {
-		msgs, err := s.h.store.Messages(s.ctx, s.userID, s.feed.exchangeID, nil)
-		if err != nil && !errors.Is(err, models.ErrNotFound) {
-			return err
-		}
-		entries, err := s.h.pageEntriesOf(s.ctx, s.userID, p, msgs, nil, s.csrf)
-		if err != nil {
-			return err
-		}
-		saved.Cards = entryCards(entries)
-	}
+	saved.Content = true
 	u.Page = &saved
 	return nil
 }
@@ -578,7 +570,7 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
 		if s.feed != nil {
 			current = s.feed.exchangeID
 		}
-		it := chatHistoryItem(ex, current, time.Now(), s.csrf)
+		it := screens.HistoryItem(s.viewer(), ex, current, time.Now())
 		if ex.TurnStatus == models.TurnRunning {
 			// A new message is new activity: the item goes to the top, as
 			// the history orders them. Other changes keep its place.
@@ -603,7 +595,7 @@ func (s *liveSession) send(u views.LiveUpdate) error {
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}
-	return views.LiveMessage(u).Render(s.ctx, &s.out)
+	return views.LiveMessage(u, s.h.liveCache).Render(s.ctx, &s.out)
 }
 
 // flush writes what send rendered as one message.

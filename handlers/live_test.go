@@ -388,12 +388,12 @@ func TestLiveRefusesOversizeAndGarbage(t *testing.T) {
 
 // The chat page connects: it carries the live element, the pending cell's
 // place and the seq of each message.
-func TestChatPageIsLive(t *testing.T) {
+func TestChatScreenIsLive(t *testing.T) {
 	a := newTestApp(t)
 	ann := a.register("ann")
 	ex, _ := a.liveStart(ann.user.ID, 0, "hello")
 	a.liveFinish(ann.user.ID, ex.ID, "Hello!")
-	doc := ann.chatPage(t, "/chat/"+strconv.FormatInt(ex.ID, 10))
+	doc := ann.chatScreen(t, "/chat/"+strconv.FormatInt(ex.ID, 10))
 	live := chatByID(doc, "live")
 	if live == nil {
 		t.Fatal("no #live element")

@@ -1,14 +1,14 @@
 package handlers
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -26,41 +26,34 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 		return err
 	}
 	query := c.FormValue("query")
-	// htmx tabs get the user message at once and follow the reply live
-	// (/live); without JavaScript the answer waits for the reply.
-	send := h.agents.Send
-	if isFragment(c) {
-		send = h.agents.StartResult
-	}
-	res, err := send(c.UserContext(), agents.SendRequest{
+	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
-	var input *agents.InputError
-	if errors.As(err, &input) && !isFragment(c) {
-		return h.pageChatRefused(c, fiber.StatusUnprocessableEntity, p, query, input.Msg)
-	}
-	if errors.Is(err, agents.ErrTooManyTurns) && !isFragment(c) {
-		return h.pageChatRefused(c, fiber.StatusTooManyRequests, p, query, tooManyTurnsMessage)
+	if status, reason, ok := formRefusal(c, err); ok {
+		return h.pageChatRefused(c, status, p, query, reason)
 	}
 	if err != nil {
 		return err
 	}
 	h.setPageExchange(c, p.ID, res.Exchange.ID)
-	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
-	}
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pageChatSent(c, p, res) })
+}
+
+// pageChatSent is the htmx answer to a page chat's send.
+func (h *Handlers) pageChatSent(c *fiber.Ctx, p *models.Page, res *agents.TurnResult) error {
 	var msgs []models.Message
 	for _, m := range []*models.Message{res.Query, res.Reply} {
 		if m != nil {
 			msgs = append(msgs, *m)
 		}
 	}
-	entries, err := h.pageEntries(c, p, msgs)
+	ctx, v := c.UserContext(), h.viewer(c)
+	entries, err := h.screens.PageEntries(ctx, v, p, msgs, h.dismissed(ctx, p.ID))
 	if err != nil {
 		return err
 	}
-	panel := views.PagePanel{PageID: p.ID, ExchangeID: res.Exchange.ID, Title: chatTitle(res.Exchange), CSRF: h.csrfToken(c)}
-	if panel.Chats, err = h.pageChats(c, p, res.Exchange.ID); err != nil {
+	panel := views.PagePanel{PageID: p.ID, ExchangeID: res.Exchange.ID, Title: screens.ChatTitle(res.Exchange), CSRF: v.CSRF}
+	if panel.Chats, err = h.screens.PageChats(ctx, v, p, res.Exchange.ID); err != nil {
 		return err
 	}
 	var pending *int64
@@ -73,7 +66,7 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 // pageChatRefused shows the editor again with the reason next to the
 // panel's composer and the typed text kept (a send without JavaScript).
 func (h *Handlers) pageChatRefused(c *fiber.Ctx, status int, p *models.Page, query, reason string) error {
-	v, err := h.pageEditPage(c, p)
+	v, err := h.pageEditScreen(c, p)
 	if err != nil {
 		return err
 	}
@@ -103,14 +96,13 @@ func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, ex.ID)
-	if isFragment(c) {
-		return h.pagePanelFragment(c, p)
-	}
-	v, err := h.pageEditPage(c, p)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.PageEdit(v))
+	return fragmentOrFull(c, func() error { return h.pagePanelFragment(c, p) }, func() error {
+		v, err := h.pageEditScreen(c, p)
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.PageEdit(v))
+	})
 }
 
 // pageChatDelete deletes one of the page's chats once confirmed.
@@ -119,12 +111,12 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	edit := fmt.Sprintf("/pages/%d/edit", p.ID)
+	edit := paths.PageEdit(p.ID)
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
-			Message: "“" + chatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
-			Action:  fmt.Sprintf("/pages/%d/chat/%d/delete", p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
+			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Action:  paths.PageChatDelete(p.ID, ex.ID), Confirm: "Delete", Cancel: edit,
 		}))
 	}
 	current, err := h.pageCurrentExchange(c, p.ID)
@@ -147,10 +139,10 @@ func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
 		return err
 	}
 	if c.FormValue("confirmed") != "1" {
-		return render(c, fiber.StatusOK, views.ConfirmPage(views.ChatConfirm{
+		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete the page's chats", "pages"), Heading: "Delete all the chats about this page?",
 			Message: "Every chat about “" + p.Title + "” will be deleted. The page and its history stay. This cannot be undone.",
-			Action:  fmt.Sprintf("/pages/%d/chat/clear", p.ID), Confirm: "Delete all", Cancel: fmt.Sprintf("/pages/%d/edit", p.ID),
+			Action:  paths.PageChatClear(p.ID), Confirm: "Delete all", Cancel: paths.PageEdit(p.ID),
 		}))
 	}
 	if _, _, err := h.store.ClearExchanges(c.UserContext(), currentUser(c).ID, models.ScopePage, p.ID); err != nil {
@@ -170,7 +162,7 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 	if err != nil {
 		return nil, nil, err
 	}
-	ex, err := h.pageExchange(c, p, id)
+	ex, err := h.screens.PageExchange(c.UserContext(), currentUser(c).ID, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,17 +172,5 @@ func (h *Handlers) pageChatParams(c *fiber.Ctx) (*models.Page, *models.Exchange,
 // pagePanelAnswer ends a panel action: 303 to the editor without
 // JavaScript, the panel in its new state for htmx.
 func (h *Handlers) pagePanelAnswer(c *fiber.Ctx, p *models.Page) error {
-	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
-	}
-	return h.pagePanelFragment(c, p)
-}
-
-// pagePanelFragment renders the chat panel alone.
-func (h *Handlers) pagePanelFragment(c *fiber.Ctx, p *models.Page) error {
-	panel, err := h.pagePanel(c, p)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.PageChat(panel))
+	return done(c, paths.PageEdit(p.ID), func() error { return h.pagePanelFragment(c, p) })
 }

@@ -50,7 +50,7 @@ func TestPageDeleteRemovesItsChats(t *testing.T) {
 		}
 	}
 	mustStatus(t, c.get(fmt.Sprintf("/pages/%d/edit", doomed)), http.StatusNotFound)
-	if items := chatByTestID(c.chatPage(t, "/pages"), "page-item"); len(items) != 1 {
+	if items := chatByTestID(c.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
 		t.Fatalf("/pages lists %d pages after the delete", len(items))
 	}
 }

@@ -54,7 +54,7 @@ func (c *client) pageSend(t *testing.T, pageID int64, query string, exchangeID i
 // pageEdit GETs the page's editor and checks it is a 200.
 func (c *client) pageEdit(t *testing.T, pageID int64) *html.Node {
 	t.Helper()
-	return c.chatPage(t, fmt.Sprintf("/pages/%d/edit", pageID))
+	return c.chatScreen(t, fmt.Sprintf("/pages/%d/edit", pageID))
 }
 
 // pageCard is a proposal card as the page shows it.

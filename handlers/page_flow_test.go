@@ -18,7 +18,7 @@ func TestPagesNoJSFlow(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 
-	doc := c.chatPage(t, "/pages")
+	doc := c.chatScreen(t, "/pages")
 	if len(chatByTestID(doc, "pages-empty")) != 1 || len(chatByTestID(doc, "page-create")) != 1 {
 		t.Fatal("an empty /pages lacks its empty note or its create form")
 	}
@@ -117,7 +117,7 @@ func TestPagesNoJSFlow(t *testing.T) {
 		t.Fatalf("agent revision %+v", last)
 	}
 	// The link opens the proposing chat.
-	if msgs := chatTranscript(c.chatPage(t, fmt.Sprintf("/pages/%d/chat/%d", id, ex))); len(msgs) != 2 || msgs[1].ID != fmt.Sprintf("msg-%d", msg) {
+	if msgs := chatTranscript(c.chatScreen(t, fmt.Sprintf("/pages/%d/chat/%d", id, ex))); len(msgs) != 2 || msgs[1].ID != fmt.Sprintf("msg-%d", msg) {
 		t.Fatalf("the proposal's chat shows %+v", msgs)
 	}
 
@@ -131,7 +131,7 @@ func TestPagesNoJSFlow(t *testing.T) {
 		t.Fatalf("revisions after restore %v", got)
 	}
 	// The list shows the page with its revisions.
-	list := c.chatPage(t, "/pages")
+	list := c.chatScreen(t, "/pages")
 	items := chatByTestID(list, "page-item")
 	if len(items) != 1 || chatText(chatByTestID(items[0], "page-item-title")[0]) != "Trip plans" ||
 		chatText(chatByTestID(items[0], "page-item-revisions")[0]) != "4 revisions" {
@@ -372,7 +372,7 @@ func TestPageChatResume(t *testing.T) {
 		t.Fatalf("the page's chats %v, want [%d %d]", items, ex3, ex1)
 	}
 	// Select the older one; a reload keeps it.
-	c.chatPage(t, fmt.Sprintf("/pages/%d/chat/%d", p1, ex1))
+	c.chatScreen(t, fmt.Sprintf("/pages/%d/chat/%d", p1, ex1))
 	if got := chatComposerExchange(t, c.pageEdit(t, p1)); got != fmt.Sprint(ex1) {
 		t.Fatalf("after selecting, the panel shows %s", got)
 	}
@@ -409,7 +409,7 @@ func TestPageChatsAreNotGeneralChats(t *testing.T) {
 	id := c.pageCreate(t, "Trip", pageTrip)
 	pex := c.pageSend(t, id, "about the page", 0)
 	gex := c.chatSend(t, "general", 0)
-	if ids := chatHistoryIDs(c.chatPage(t, "/chat")); !slices.Equal(ids, []int64{gex}) {
+	if ids := chatHistoryIDs(c.chatScreen(t, "/chat")); !slices.Equal(ids, []int64{gex}) {
 		t.Fatalf("/chat lists %v", ids)
 	}
 	if ids := chatHistoryIDs(c.pageEdit(t, id)); !slices.Equal(ids, []int64{pex}) {

@@ -3,18 +3,18 @@ package handlers
 import (
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents/sections"
+	"palaver/paths"
 	"palaver/views"
 )
 
 // pagesList shows the user's pages and the form that creates one.
 func (h *Handlers) pagesList(c *fiber.Ctx) error {
-	p, err := h.pagesPage(c, views.PageForm{})
+	p, err := h.screens.Pages(c.UserContext(), h.viewer(c), views.PageForm{})
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func (h *Handlers) pageCreate(c *fiber.Ctx) error {
 	// Browsers send a text area's lines with CRLF; a new page gets LF.
 	content := sections.WithLineEnding(c.FormValue("content"), "\n")
 	if msg := pageTitleProblem(title); msg != "" {
-		p, err := h.pagesPage(c, views.PageForm{Title: title, Content: content, Error: msg})
+		p, err := h.screens.Pages(c.UserContext(), h.viewer(c), views.PageForm{Title: title, Content: content, Error: msg})
 		if err != nil {
 			return err
 		}
@@ -38,25 +38,7 @@ func (h *Handlers) pageCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/pages/%d/edit", page.ID))
-}
-
-// pagesPage builds the /pages screen around the create form f.
-func (h *Handlers) pagesPage(c *fiber.Ctx, f views.PageForm) (views.PagesPage, error) {
-	pages, err := h.store.ListPages(c.UserContext(), currentUser(c).ID)
-	if err != nil {
-		return views.PagesPage{}, err
-	}
-	now := time.Now()
-	p := views.PagesPage{Base: h.base(c, "Pages", "pages"), Form: f}
-	p.Form.CSRF = p.CSRF
-	for _, pg := range pages {
-		p.Pages = append(p.Pages, views.PageListItem{
-			ID: pg.ID, Title: pg.Title, Revisions: pg.Revisions,
-			Updated: views.RelativeTime(pg.UpdatedAt, now), UpdatedFull: pg.UpdatedAt.In(now.Location()).Format(time.RFC3339),
-		})
-	}
-	return p, nil
+	return redirect(c, paths.PageEdit(page.ID))
 }
 
 // pageTitleProblem says what is wrong with a page title, or "".

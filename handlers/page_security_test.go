@@ -111,7 +111,7 @@ func TestPageCrossUser(t *testing.T) {
 		t.Fatal("routes through ada's page changed bob's data")
 	}
 	// Ada's list does not show it; bob's page is intact.
-	if items := chatByTestID(ada.chatPage(t, "/pages"), "page-item"); len(items) != 1 {
+	if items := chatByTestID(ada.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
 		t.Fatalf("ada lists %d pages", len(items))
 	}
 	if cards := pageCards(bob.pageEdit(t, page)); len(cards) != 1 || cards[0].Stale {

@@ -1,12 +1,11 @@
 package handlers
 
 import (
-	"fmt"
-
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/paths"
 )
 
 // proposalAccept applies a proposal to its page on the server: all of it,
@@ -37,10 +36,9 @@ func (h *Handlers) proposalAccept(c *fiber.Ctx) error {
 		return err
 	}
 	h.publishPage(currentUser(c).ID, p.ID)
-	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit#msg-%d", p.ID, messageID), fiber.StatusSeeOther)
-	}
-	return h.pageSaved(c, p, pageStatus("Applied"), true)
+	return done(c, paths.AtMessage(paths.PageEdit(p.ID), messageID), func() error {
+		return h.pageSaved(c, p, pageStatus("Applied"), true)
+	})
 }
 
 // formValues are all the values of a repeated form field (never nil).

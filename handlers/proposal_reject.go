@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"fmt"
-
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // proposalReject dismisses a proposal, stale ones included: its id joins the
@@ -23,9 +23,5 @@ func (h *Handlers) proposalReject(c *fiber.Ctx) error {
 		return err
 	}
 	h.dismiss(c.UserContext(), p.ID, messageID)
-	if !isFragment(c) {
-		return c.Redirect(fmt.Sprintf("/pages/%d/edit", p.ID), fiber.StatusSeeOther)
-	}
-	c.Vary("HX-Request")
-	return c.Status(fiber.StatusOK).Send(nil)
+	return done(c, paths.PageEdit(p.ID), removed(c))
 }

@@ -29,23 +29,53 @@ func render(c *fiber.Ctx, status int, comp templ.Component) error {
 	return c.Status(status).Send(buf.Bytes())
 }
 
-// page renders the full page, or only the fragment for htmx.
-func page(c *fiber.Ctx, full, fragment templ.Component) error {
-	if isFragment(c) {
-		return render(c, fiber.StatusOK, fragment)
-	}
-	return render(c, fiber.StatusOK, full)
-}
-
-// redirect sends the browser to url: 303 for a plain request, HX-Redirect
-// for htmx (which would otherwise swap the target page into a fragment).
-func redirect(c *fiber.Ctx, url string) error {
+// done ends a request that changed something, the one way every such
+// request ends. Without JavaScript the browser goes to url (303). For htmx,
+// fragment answers in place; without one (nil), or for a request that
+// wants no fragment (boosted), the tab goes to url (HX-Redirect), which htmx
+// follows as a navigation rather than swapping a page into a fragment.
+func done(c *fiber.Ctx, url string, fragment func() error) error {
 	c.Vary("HX-Request")
-	if c.Get("HX-Request") == "true" {
+	switch {
+	case inPlace(c, fragment):
+		return fragment()
+	case c.Get("HX-Request") == "true":
 		c.Set("HX-Redirect", url)
 		return c.SendStatus(fiber.StatusNoContent)
+	default:
+		return c.Redirect(url, fiber.StatusSeeOther)
 	}
-	return c.Redirect(url, fiber.StatusSeeOther)
+}
+
+// inPlace says whether done answers with the fragment.
+func inPlace(c *fiber.Ctx, fragment func() error) bool { return fragment != nil && isFragment(c) }
+
+// redirect sends the browser to url: done without a fragment.
+func redirect(c *fiber.Ctx, url string) error { return done(c, url, nil) }
+
+// fragmentOrFull answers a read: the fragment for htmx (isFragment), the
+// full screen otherwise.
+func fragmentOrFull(c *fiber.Ctx, fragment, full func() error) error {
+	c.Vary("HX-Request")
+	if isFragment(c) {
+		return fragment()
+	}
+	return full()
+}
+
+// removed is the htmx answer that leaves the target to its hx-swap
+// ("delete"): an empty 200.
+func removed(c *fiber.Ctx) func() error {
+	return func() error { return c.Status(fiber.StatusOK).Send(nil) }
+}
+
+// unchanged is the htmx answer that swaps nothing: the tab follows what
+// happens another way (/live).
+func unchanged(c *fiber.Ctx) func() error {
+	return func() error {
+		c.Set("HX-Reswap", "none")
+		return c.SendStatus(fiber.StatusNoContent)
+	}
 }
 
 // base is the chrome every full page needs.

@@ -47,9 +47,9 @@ func (h *Handlers) routes(app *fiber.App) {
 
 	// Accounts.
 	app.Get("/", h.home)
-	app.Get("/login", h.loginPage)
+	app.Get("/login", h.loginScreen)
 	app.Post("/login", h.login)
-	app.Get("/register", h.registerPage)
+	app.Get("/register", h.registerScreen)
 	app.Post("/register", h.register)
 	app.Post("/logout", h.logout)
 

@@ -7,17 +7,46 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"database/sql"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
 	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 )
+
+// NewSessions builds the session manager over the app's own database
+// ("sqlite" or "postgres" dialect). cleanup is how often expired sessions are
+// deleted; 0 runs no background cleanup (tests).
+func NewSessions(db *sql.DB, dialect string, secure bool, cleanup time.Duration) *scs.SessionManager {
+	sm := scs.New()
+	if dialect == "postgres" {
+		sm.Store = postgresstore.NewWithCleanupInterval(db, cleanup)
+	} else {
+		sm.Store = sqlite3store.NewWithCleanupInterval(db, cleanup)
+	}
+	// A conversation is still there when its person comes back next week.
+	// Sessions left idle end sooner: sessionIdle (below) is checked
+	// without rewriting the session on every request, as scs's IdleTimeout
+	// would.
+	sm.Lifetime = 30 * 24 * time.Hour
+	sm.Cookie.Name = "palaver_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = secure
+	return sm
+}
 
 // Session keys.
 const (
@@ -29,7 +58,7 @@ const (
 )
 
 // A session ends after sessionIdle without use (and in any case at the end
-// of its lifetime, sessions.go). Its last use is written at most once per
+// of its lifetime, NewSessions). Its last use is written at most once per
 // sessionTouch: scs's own IdleTimeout would rewrite the session row, and
 // wait for the disk, on every request that carries the cookie.
 const (
@@ -193,7 +222,7 @@ func currentUser(c *fiber.Ctx) *models.User {
 // requireUser sends visitors who are not signed in to the login page.
 func (h *Handlers) requireUser(c *fiber.Ctx) error {
 	if currentUser(c) == nil {
-		return redirect(c, "/login")
+		return redirect(c, paths.Login)
 	}
 	return c.Next()
 }
@@ -331,4 +360,93 @@ func (h *Handlers) signIn(c *fiber.Ctx, u *models.User) error {
 	h.sessions.Put(ctx, sessEpoch, u.SessionEpoch)
 	h.sessions.Remove(ctx, sessCSRF) // a new token for the new identity
 	return nil
+}
+
+// The session state of the screens: the general chat's current exchange
+// (sessExchange, above) and, below, the page editor's.
+
+// Per page, the scs session keeps the page's current conversation (as the
+// general chat's sessExchange does; it replaces Galaxy's localStorage) and
+// the proposals the person dismissed there, by server message id. The
+// panel's open or closed state is one flag for all pages.
+const (
+	sessPanelClosed = "page_panel_closed"
+	// maxDismissed bounds the dismissed ids kept per page (the oldest go
+	// first); a rejection is also stored durably, so none comes back.
+	maxDismissed = 500
+)
+
+func sessPageExchange(pageID int64) string { return "page_exchange:" + strconv.FormatInt(pageID, 10) }
+func sessDismissed(pageID int64) string    { return "dismissed:" + strconv.FormatInt(pageID, 10) }
+
+// pageCurrentExchange is the conversation the page's panel shows: the one
+// the session names (0: a new chat), or when it names none yet, the page's
+// most recent conversation (0: none).
+func (h *Handlers) pageCurrentExchange(c *fiber.Ctx, pageID int64) (int64, error) {
+	ctx := c.UserContext()
+	if h.sessions.Exists(ctx, sessPageExchange(pageID)) {
+		return h.sessions.GetInt64(ctx, sessPageExchange(pageID)), nil
+	}
+	return h.screens.LatestPageChat(ctx, currentUser(c).ID, pageID)
+}
+
+// panelState is what the session keeps about the page's chat panel (its
+// current conversation resolved only when the panel is open).
+func (h *Handlers) panelState(c *fiber.Ctx, pageID int64) (screens.PanelState, error) {
+	st := screens.PanelState{Open: h.panelOpen(c)}
+	if !st.Open {
+		return st, nil
+	}
+	var err error
+	st.Current, err = h.pageCurrentExchange(c, pageID)
+	st.Dismissed = h.dismissed(c.UserContext(), pageID)
+	return st, err
+}
+
+// setPageExchange makes id the page's current conversation (0: a new chat).
+func (h *Handlers) setPageExchange(c *fiber.Ctx, pageID, id int64) {
+	h.sessions.Put(c.UserContext(), sessPageExchange(pageID), id)
+}
+
+// dismissed is the set of the page's proposals dismissed in this session.
+func (h *Handlers) dismissed(ctx context.Context, pageID int64) map[int64]bool {
+	out := map[int64]bool{}
+	for _, s := range strings.Split(h.sessions.GetString(ctx, sessDismissed(pageID)), ",") {
+		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// dismiss adds a proposal to the page's dismissed ones. The ids are kept as
+// a comma-joined string: no gob registration, and easy to bound.
+func (h *Handlers) dismiss(ctx context.Context, pageID, messageID int64) {
+	key := sessDismissed(pageID)
+	ids := strings.Split(h.sessions.GetString(ctx, key), ",")
+	if ids[0] == "" {
+		ids = ids[:0]
+	}
+	id := strconv.FormatInt(messageID, 10)
+	for _, s := range ids {
+		if s == id {
+			return
+		}
+	}
+	ids = append(ids, id)
+	if len(ids) > maxDismissed {
+		ids = ids[len(ids)-maxDismissed:]
+	}
+	h.sessions.Put(ctx, key, strings.Join(ids, ","))
+}
+
+// forgetPage drops what the session keeps about a deleted page.
+func (h *Handlers) forgetPage(ctx context.Context, pageID int64) {
+	h.sessions.Remove(ctx, sessPageExchange(pageID))
+	h.sessions.Remove(ctx, sessDismissed(pageID))
+}
+
+// panelOpen says whether the chat panel shows beside the editor.
+func (h *Handlers) panelOpen(c *fiber.Ctx) bool {
+	return !h.sessions.GetBool(c.UserContext(), sessPanelClosed)
 }

@@ -1,10 +1,11 @@
 package handlers
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // chatStop stops the reply being written in one of the user's exchanges; what
@@ -43,11 +44,7 @@ func (h *Handlers) chatRetry(c *fiber.Ctx) error {
 // turnControlDone ends a stop or retry: htmx tabs follow the turn live, so
 // nothing is swapped; a plain form returns to the page it came from.
 func (h *Handlers) turnControlDone(c *fiber.Ctx, exchangeID int64) error {
-	if isFragment(c) {
-		c.Set("HX-Reswap", "none")
-		return c.SendStatus(fiber.StatusNoContent)
-	}
-	return c.Redirect(chatBackTo(c, "/chat/"+strconv.FormatInt(exchangeID, 10)), fiber.StatusSeeOther)
+	return done(c, chatBackTo(c, paths.Chat(exchangeID)), unchanged(c))
 }
 
 // apiStopResponse is the answer to a stop: what the reply held when it stopped.

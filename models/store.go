@@ -125,6 +125,11 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // Migrate applies pending migrations, then fills what SQL cannot compute
 // (the username keys of accounts made before them: fillUsernameKeys).
+// Whoever opens the store decides when it migrates (cmd/palaver's openStore,
+// the bench, the tests); the running is the store's because that second
+// step is a Go pass over its own tables, on its own handle and dialect, that
+// must follow the SQL every time: one call, so no caller can apply the one
+// without the other.
 func (s *Store) Migrate(ctx context.Context) (int, error) {
 	sqlDB, err := s.db.DB()
 	if err != nil {

@@ -1,6 +1,10 @@
 package views
 
-import "github.com/a-h/templ"
+import (
+	"github.com/a-h/templ"
+
+	"palaver/paths"
+)
 
 // Admin area sections, for the tabs.
 const (
@@ -20,8 +24,8 @@ type AdminChrome struct {
 	FlashError bool
 }
 
-// AdminOverviewPage is /admin: the service's figures over a window of days.
-type AdminOverviewPage struct {
+// AdminOverviewScreen is /admin: the service's figures over a window of days.
+type AdminOverviewScreen struct {
 	AdminChrome
 	Window    string // "May 12 – Jun 10, 2026 (UTC)"
 	Cards     []AdminCard
@@ -90,9 +94,9 @@ type AdminOption struct {
 	Selected bool
 }
 
-// AdminExchangesPage is /admin/exchanges: the filter form and one page of
+// AdminExchangesScreen is /admin/exchanges: the filter form and one page of
 // every user's exchanges.
-type AdminExchangesPage struct {
+type AdminExchangesScreen struct {
 	AdminChrome
 	Filter  AdminFilterForm
 	Results AdminExchangeResults
@@ -203,8 +207,8 @@ type AdminToolEntry struct {
 	Text string // the row's content
 }
 
-// AdminAuditPage is /admin/audit: who opened which exchange, newest first.
-type AdminAuditPage struct {
+// AdminAuditScreen is /admin/audit: who opened which exchange, newest first.
+type AdminAuditScreen struct {
 	AdminChrome
 	Entries  []AdminAuditItem
 	NextURL  string
@@ -224,8 +228,8 @@ type AdminAuditItem struct {
 	Reason   string
 }
 
-// AdminUsersPage is /admin/users.
-type AdminUsersPage struct {
+// AdminUsersScreen is /admin/users.
+type AdminUsersScreen struct {
 	AdminChrome
 	Users   []AdminUserItem
 	Paged   bool   // not the first page: a link back to it
@@ -249,8 +253,8 @@ type AdminUserItem struct {
 	MinPassword int
 }
 
-// AdminHousekeepingPage is /admin/housekeeping.
-type AdminHousekeepingPage struct {
+// AdminHousekeepingScreen is /admin/housekeeping.
+type AdminHousekeepingScreen struct {
 	AdminChrome
 	Dialect       string
 	Size          AdminSize
@@ -330,13 +334,9 @@ type AdminViewed struct {
 
 func adminSectionURL(section string) templ.SafeURL {
 	if section == AdminOverviewSection {
-		return "/admin"
+		return paths.Admin
 	}
-	return templ.SafeURL("/admin/" + section)
-}
-
-func adminUserAction(id int64, verb string) string {
-	return "/admin/users/" + itoa64(id) + "/" + verb
+	return templ.SafeURL(paths.Admin + "/" + section)
 }
 
 func adminUserRowID(id int64) string { return "user-" + itoa64(id) }

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 // AdminOverview renders /admin: headline figures, then each chart with its
 // numbers in a table beside it.
-func AdminOverview(p AdminOverviewPage) templ.Component {
+func AdminOverview(p AdminOverviewScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

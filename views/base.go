@@ -23,8 +23,8 @@ type User struct {
 	IsAdmin bool
 }
 
-// ErrorPage is a full-page error.
-type ErrorPage struct {
+// ErrorScreen is a full-page error.
+type ErrorScreen struct {
 	Base
 	Status  int
 	Message string

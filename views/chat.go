@@ -1,10 +1,8 @@
 package views
 
-import "github.com/a-h/templ"
-
-// ChatPage is the /chat screen: the history sidebar, the open conversation
+// ChatScreen is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
-type ChatPage struct {
+type ChatScreen struct {
 	Base
 	Conversation Conversation
 	History      HistoryList
@@ -28,26 +26,33 @@ const (
 	RoleError     = "error"
 )
 
-// ChatMessage is one entry of the transcript.
+// ChatMessage is one entry of the transcript. It holds plain values only
+// (no pointers, slices or maps): it is its own key in the live cache of
+// rendered messages (LiveCache), so what is rendered and what is
+// remembered cannot drift apart.
 type ChatMessage struct {
 	ID       int64
-	Seq      *int64        // its place in the log; nil for error rows
-	Role     string        // RoleUser, RoleAssistant or RoleError
-	Text     string        // user and error text, shown as typed (escaped)
-	HTML     string        // assistant replies: rendered and sanitised Markdown
-	Time     string        // "15:04", beside the message
-	TimeFull string        // for the tooltip and datetime attribute (RFC 3339)
-	Feedback *FeedbackView // assistant replies only
-	Retry    *RetryView    // on the error row that ended a failed turn
-	Detail   string        // tool entries: the call's arguments or the result, as JSON
+	Seq      int64 // its place in the log, when HasSeq
+	HasSeq   bool  // false for error rows: they are shown but have no place in the log
+	Role     string
+	Text     string       // user and error text, shown as typed (escaped)
+	HTML     string       // assistant replies: rendered and sanitised Markdown
+	Time     string       // "15:04", beside the message
+	TimeFull string       // for the tooltip and datetime attribute (RFC 3339)
+	Feedback FeedbackView // assistant replies: the rating control, when Shown
+	Retry    RetryView    // on the error row that ended a failed turn, when Shown
+	Detail   string       // tool entries: the call's arguments or the result, as JSON
 }
 
 // RetryView is the Retry button under the error of a failed turn: it answers
 // the preserved user message again.
 type RetryView struct {
-	Action string // /chat/{id}/retry
+	Action string // /chat/{id}/retry; "": no button
 	CSRF   string
 }
+
+// Shown says whether the error row offers Retry.
+func (r RetryView) Shown() bool { return r.Action != "" }
 
 // Tool entry roles, shown compactly between the messages.
 const (
@@ -57,11 +62,14 @@ const (
 
 // FeedbackView is the rating control under an assistant reply.
 type FeedbackView struct {
-	MessageID int64
+	MessageID int64  // 0: no control (a read-only transcript)
 	Value     string // "up", "down" or "" (not rated)
 	Comment   string
 	CSRF      string
 }
+
+// Shown says whether the reply has the rating control.
+func (f FeedbackView) Shown() bool { return f.MessageID != 0 }
 
 // Feedback values as the forms post them.
 const (
@@ -136,16 +144,6 @@ type ChatConfirm struct {
 func messageID(id int64) string  { return "msg-" + itoa64(id) }
 func feedbackID(id int64) string { return "feedback-" + itoa64(id) }
 func historyID(id int64) string  { return "history-" + itoa64(id) }
-
-func chatURL(id int64) templ.SafeURL { return templ.SafeURL("/chat/" + itoa64(id)) }
-
-func exchangeAction(id int64, verb string) templ.SafeURL {
-	return templ.SafeURL("/chat/" + itoa64(id) + "/" + verb)
-}
-
-func feedbackAction(messageID int64) templ.SafeURL {
-	return templ.SafeURL("/chat/message/" + itoa64(messageID) + "/feedback")
-}
 
 // nextFeedback is what pressing a thumb posts: its own value, or "none" to
 // clear it when it is the one already chosen.

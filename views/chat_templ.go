@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 // Chat renders the /chat page: history on the left, the open conversation
 // in the middle, the composer pinned under it.
-func Chat(p ChatPage) templ.Component {
+func Chat(p ChatScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -396,8 +396,8 @@ func ComposerExchange(id int64, oob bool) templ.Component {
 	})
 }
 
-// ConfirmPage asks before deleting, for browsers without JavaScript.
-func ConfirmPage(p ChatConfirm) templ.Component {
+// ConfirmScreen asks before deleting, for browsers without JavaScript.
+func ConfirmScreen(p ChatConfirm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

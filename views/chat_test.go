@@ -75,7 +75,7 @@ func TestAssistantMarkdown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, doc := renderHTML(t, Message(ChatMessage{
-				ID: 9, Role: RoleAssistant, HTML: md.HTML(tc.src), Feedback: &FeedbackView{MessageID: 9},
+				ID: 9, Role: RoleAssistant, HTML: md.HTML(tc.src), Feedback: FeedbackView{MessageID: 9},
 			}))
 			msg := one(t, doc, "message")
 			mustAttr(t, msg, "data-role", "assistant")
@@ -147,8 +147,8 @@ func TestFeedbackComment(t *testing.T) {
 	mustAttr(t, checked[0], "value", FeedbackDown)
 }
 
-func TestChatPage(t *testing.T) {
-	p := ChatPage{
+func TestChatScreen(t *testing.T) {
+	p := ChatScreen{
 		Base:     testBase(),
 		Composer: Composer{ExchangeID: 0, MaxLength: 100000, CSRF: "tok123"},
 	}
@@ -183,8 +183,8 @@ func TestChatPage(t *testing.T) {
 	}
 }
 
-func TestChatPageKeepsRefusedText(t *testing.T) {
-	p := ChatPage{
+func TestChatScreenKeepsRefusedText(t *testing.T) {
+	p := ChatScreen{
 		Base:         testBase(),
 		Conversation: Conversation{ID: 5, Title: "Plans", Messages: []ChatMessage{{ID: 1, Role: RoleUser, Text: "hi"}}},
 		Composer:     Composer{ExchangeID: 5, Query: "  \n ", Error: "No query provided", CSRF: "tok123"},
@@ -201,7 +201,7 @@ func TestChatPageKeepsRefusedText(t *testing.T) {
 	}
 }
 
-func TestHistoryPage(t *testing.T) {
+func TestHistoryItems(t *testing.T) {
 	l := HistoryList{
 		Next: "CURSOR",
 		Items: []HistoryItem{
@@ -210,7 +210,7 @@ func TestHistoryPage(t *testing.T) {
 			{ID: 1, Title: "third", Turns: 3, CSRF: "tok"},
 		},
 	}
-	raw, doc := renderHTML(t, HistoryPage(l))
+	raw, doc := renderHTML(t, HistoryItems(l))
 	items := byTestID(doc, "history-item")
 	if len(items) != 3 {
 		t.Fatalf("%d items", len(items))
@@ -258,7 +258,7 @@ func TestHistoryPage(t *testing.T) {
 		t.Fatalf("rename field holds %q", v)
 	}
 
-	_, doc = renderHTML(t, HistoryPage(HistoryList{Items: l.Items[:1]}))
+	_, doc = renderHTML(t, HistoryItems(HistoryList{Items: l.Items[:1]}))
 	if len(byTestID(doc, "history-more")) != 0 {
 		t.Fatal("a last page offers more")
 	}
@@ -268,7 +268,7 @@ func TestChatSendResult(t *testing.T) {
 	s := ChatSent{
 		Messages: []ChatMessage{
 			{ID: 1, Role: RoleUser, Text: "hi"},
-			{ID: 2, Role: RoleAssistant, HTML: "<p>Hello!</p>", Feedback: &FeedbackView{MessageID: 2}},
+			{ID: 2, Role: RoleAssistant, HTML: "<p>Hello!</p>", Feedback: FeedbackView{MessageID: 2}},
 		},
 		Item:       HistoryItem{ID: 5, Title: "hi", Turns: 1, Current: true},
 		ExchangeID: 5,
@@ -307,8 +307,8 @@ func TestChatSendResult(t *testing.T) {
 	}
 }
 
-func TestConfirmPage(t *testing.T) {
-	_, doc := renderHTML(t, ConfirmPage(ChatConfirm{
+func TestConfirmScreen(t *testing.T) {
+	_, doc := renderHTML(t, ConfirmScreen(ChatConfirm{
 		Base: testBase(), Heading: "Delete?", Message: "“x” goes.", Action: "/chat/5/delete", Confirm: "Delete", Cancel: "/chat/5",
 	}))
 	form := one(t, doc, "confirm").Parent

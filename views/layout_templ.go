@@ -410,7 +410,7 @@ func CSRFField(token string) templ.Component {
 }
 
 // Error renders a full error page.
-func Error(p ErrorPage) templ.Component {
+func Error(p ErrorScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

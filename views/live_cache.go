@@ -8,13 +8,42 @@ import (
 	"github.com/a-h/templ"
 )
 
-// The live connection sends the same fragments to every tab that shows a
-// conversation: the message that arrived, the sidebar item that moved. Each
-// is rendered once and the HTML reused while its inputs are the same (the
-// fragments are pure functions of their view models).
+// LiveCache remembers the fragments the live connection sends to every tab
+// that shows a conversation (the message that arrived, the sidebar item
+// that moved), so that each is rendered once. The key of each is its view
+// model itself: the fragments are pure functions of their view models, and
+// the view models hold plain values (TestCacheKeysArePlainValues), so a
+// changed field is a new key and never the old HTML. One is made per
+// server (NewLiveCache) and passed to LiveMessage.
+type LiveCache struct {
+	messages *memo[ChatMessage]
+	history  *memo[HistoryItem]
+}
 
 // liveCached bounds each memo.
 const liveCached = 1024
+
+// NewLiveCache makes an empty cache.
+func NewLiveCache() *LiveCache {
+	return &LiveCache{messages: newMemo[ChatMessage](liveCached), history: newMemo[HistoryItem](liveCached)}
+}
+
+// message is Message, rendered once for every tab it goes to (nil: no
+// cache, rendered each time).
+func (lc *LiveCache) message(m ChatMessage) templ.Component {
+	if lc == nil {
+		return Message(m)
+	}
+	return remembered(lc.messages, m, Message(m))
+}
+
+// historyEntry is HistoryEntry, rendered once for every tab it goes to.
+func (lc *LiveCache) historyEntry(it HistoryItem) templ.Component {
+	if lc == nil {
+		return HistoryEntry(it)
+	}
+	return remembered(lc.history, it, HistoryEntry(it))
+}
 
 // remembered renders with render the first time key is seen, and the same
 // HTML after.
@@ -32,46 +61,4 @@ func remembered[K comparable](m *memo[K], key K, render templ.Component) templ.C
 		_, err := io.WriteString(w, html)
 		return err
 	})
-}
-
-var (
-	liveHistory  = newMemo[HistoryItem](liveCached)
-	liveMessages = newMemo[messageKey](liveCached)
-)
-
-// messageKey is a ChatMessage by value (the view model holds pointers).
-type messageKey struct {
-	ID                           int64
-	Seq                          int64
-	HasSeq                       bool
-	Role, Text, HTML, Time, When string
-	Feedback                     FeedbackView
-	HasFeedback                  bool
-	Retry                        RetryView
-	HasRetry                     bool
-	Detail                       string
-}
-
-func keyOf(m ChatMessage) messageKey {
-	k := messageKey{ID: m.ID, Role: m.Role, Text: m.Text, HTML: m.HTML, Time: m.Time, When: m.TimeFull, Detail: m.Detail}
-	if m.Seq != nil {
-		k.Seq, k.HasSeq = *m.Seq, true
-	}
-	if m.Feedback != nil {
-		k.Feedback, k.HasFeedback = *m.Feedback, true
-	}
-	if m.Retry != nil {
-		k.Retry, k.HasRetry = *m.Retry, true
-	}
-	return k
-}
-
-// liveMessage is Message, rendered once for every tab it goes to.
-func liveMessage(m ChatMessage) templ.Component {
-	return remembered(liveMessages, keyOf(m), Message(m))
-}
-
-// liveHistoryEntry is HistoryEntry, rendered once for every tab it goes to.
-func liveHistoryEntry(it HistoryItem) templ.Component {
-	return remembered(liveHistory, it, HistoryEntry(it))
 }

@@ -1,10 +1,8 @@
 package views
 
-import "github.com/a-h/templ"
-
-// PagesPage is the /pages screen: the user's pages and the form that
+// PagesScreen is the /pages screen: the user's pages and the form that
 // creates one.
-type PagesPage struct {
+type PagesScreen struct {
 	Base
 	Pages []PageListItem
 	Form  PageForm
@@ -27,9 +25,9 @@ type PageForm struct {
 	CSRF    string
 }
 
-// PageEditPage is /pages/{id}/edit: the editor and the chat panel side by
+// PageEditScreen is /pages/{id}/edit: the editor and the chat panel side by
 // side.
-type PageEditPage struct {
+type PageEditScreen struct {
 	Base
 	Editor PageEditor
 	Panel  PagePanel
@@ -140,15 +138,7 @@ type PageSaved struct {
 // StaleReason is what a stale proposal card says.
 const StaleReason = "The page changed since this was proposed"
 
-func pageURL(id int64, rest string) templ.SafeURL {
-	return templ.SafeURL("/pages/" + itoa64(id) + rest)
-}
-
 func proposalID(messageID int64) string { return "proposal-" + itoa64(messageID) }
-
-func proposalAction(c ProposalCard, verb string) string {
-	return "/pages/" + itoa64(c.PageID) + "/proposals/" + itoa64(c.MessageID) + "/" + verb
-}
 
 // ApplyCount is how many sections an Apply button applies at first: all.
 func (c ProposalCard) ApplyCount() int { return len(c.Sections) }

@@ -115,7 +115,7 @@ func TestProposalCardFullAndApplied(t *testing.T) {
 // The page editor's hooks: the text area and save button belong to the
 // editor's form, and the chat panel holds its own composer.
 func TestPageEditHooks(t *testing.T) {
-	p := PageEditPage{
+	p := PageEditScreen{
 		Base:   testBase(),
 		Editor: PageEditor{ID: 5, Title: "T", Content: "# T\n<script>x</script>", CSRF: "tok"},
 		Panel:  PagePanel{PageID: 5, Open: true, CSRF: "tok", Composer: Composer{MaxLength: 10}},

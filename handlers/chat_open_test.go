@@ -15,7 +15,7 @@ func TestChatNoJSConversation(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	if len(chatByTestID(doc, "chat-welcome")) != 1 || len(chatTranscript(doc)) != 0 {
 		t.Fatal("an empty chat does not show the welcome, or shows messages")
 	}
@@ -24,7 +24,7 @@ func TestChatNoJSConversation(t *testing.T) {
 	}
 
 	id := c.chatSend(t, "hello there", 0)
-	doc = c.chatPage(t, fmt.Sprintf("/chat/%d", id))
+	doc = c.chatScreen(t, fmt.Sprintf("/chat/%d", id))
 	msgs := chatTranscript(doc)
 	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[0].Text != "hello there" ||
 		msgs[1].Role != "assistant" || !strings.HasPrefix(msgs[1].Text, "Hello!") {
@@ -43,7 +43,7 @@ func TestChatNoJSConversation(t *testing.T) {
 	if again := c.chatSend(t, "what is 2+2?", id); again != id {
 		t.Fatalf("second send went to exchange %d, want %d", again, id)
 	}
-	doc = c.chatPage(t, "/chat")
+	doc = c.chatScreen(t, "/chat")
 	msgs = chatTranscript(doc)
 	if len(msgs) != 4 || msgs[2].Text != "what is 2+2?" || !strings.Contains(msgs[3].Text, `You asked: "what is 2+2?"`) {
 		t.Fatalf("reload shows %+v", msgs)
@@ -57,7 +57,7 @@ func TestChatNoJSConversation(t *testing.T) {
 	other := a.anon()
 	other.get("/login")
 	mustStatus(t, other.postForm("/login", url.Values{"username": {"ada"}, "password": {"correct horse"}}), http.StatusSeeOther)
-	if got := chatTranscript(other.chatPage(t, "/chat")); len(got) != 4 {
+	if got := chatTranscript(other.chatScreen(t, "/chat")); len(got) != 4 {
 		t.Fatalf("a new session's /chat shows %d messages, want the latest conversation's 4", len(got))
 	}
 }
@@ -74,7 +74,7 @@ func TestChatNewAndSwitch(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/chat" {
 		t.Fatalf("new chat redirects to %q", loc)
 	}
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	if len(chatTranscript(doc)) != 0 || len(chatByTestID(doc, "chat-welcome")) != 1 {
 		t.Fatal("new chat is not empty")
 	}
@@ -89,13 +89,13 @@ func TestChatNewAndSwitch(t *testing.T) {
 	if second == first {
 		t.Fatal("new chat sent into the old exchange")
 	}
-	doc = c.chatPage(t, "/chat")
+	doc = c.chatScreen(t, "/chat")
 	if got := chatHistoryIDs(doc); len(got) != 2 || got[0] != second || got[1] != first {
 		t.Fatalf("history %v, want [%d %d]", got, second, first)
 	}
 
 	// Switch back to the first one.
-	doc = c.chatPage(t, fmt.Sprintf("/chat/%d", first))
+	doc = c.chatScreen(t, fmt.Sprintf("/chat/%d", first))
 	if msgs := chatTranscript(doc); len(msgs) != 2 || msgs[0].Text != "first topic" {
 		t.Fatalf("switched transcript %+v", msgs)
 	}
@@ -107,7 +107,7 @@ func TestChatNewAndSwitch(t *testing.T) {
 		t.Fatalf("highlighted %s, want %d", v, first)
 	}
 	// It is now the current one.
-	if msgs := chatTranscript(c.chatPage(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "first topic" {
+	if msgs := chatTranscript(c.chatScreen(t, "/chat")); len(msgs) != 2 || msgs[0].Text != "first topic" {
 		t.Fatalf("/chat after switching shows %+v", msgs)
 	}
 }
@@ -121,7 +121,7 @@ func TestChatCurrentDeletedElsewhere(t *testing.T) {
 	if err := a.store.DeleteExchange(context.Background(), c.user.ID, id); err != nil {
 		t.Fatal(err)
 	}
-	doc := c.chatPage(t, "/chat")
+	doc := c.chatScreen(t, "/chat")
 	if len(chatTranscript(doc)) != 0 || chatComposerExchange(t, doc) != "0" {
 		t.Fatal("a deleted current conversation is not replaced by a new chat")
 	}
@@ -132,7 +132,7 @@ func TestChatErrorRow(t *testing.T) {
 	a := newTestApp(t, withChatProvider(chatDownProvider{}))
 	c := a.register("ada")
 	id := c.chatSend(t, "are you there?", 0)
-	msgs := chatTranscript(c.chatPage(t, fmt.Sprintf("/chat/%d", id)))
+	msgs := chatTranscript(c.chatScreen(t, fmt.Sprintf("/chat/%d", id)))
 	if len(msgs) != 2 || msgs[0].Role != "user" || msgs[1].Role != "error" ||
 		!strings.Contains(msgs[1].Text, "connection refused <b>by upstream</b>") {
 		t.Fatalf("transcript %+v", msgs)
@@ -140,7 +140,7 @@ func TestChatErrorRow(t *testing.T) {
 }
 
 // User text is escaped on the page, assistant Markdown is rendered.
-func TestChatPageEscapesAndRenders(t *testing.T) {
+func TestChatScreenEscapesAndRenders(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 	id := c.chatSend(t, "<script>alert(1)</script> **bold**", 0)

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+	"palaver/screens"
+	"palaver/views"
+)
+
+// chatCurrent shows the current conversation: the one the session names, a
+// new chat when it names 0, or the latest one when it names none (a fresh
+// sign-in), with the history sidebar starting at ?before=.
+func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
+	id, err := h.chatCurrentID(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.chatScreen(c, id, c.Query("before"))
+	if errors.Is(err, models.ErrNotFound) && id != 0 {
+		// Deleted meanwhile (another tab, the API): start a new chat.
+		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
+		s, err = h.chatScreen(c, 0, c.Query("before"))
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.Chat(s))
+}
+
+// chatOpen shows one of the user's general conversations and makes it the
+// current one. Another user's, a missing one, or a page or job chat: 404.
+func (h *Handlers) chatOpen(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	s, err := h.chatScreen(c, id, c.Query("before"))
+	if err != nil {
+		return err
+	}
+	h.sessions.Put(c.UserContext(), sessExchange, id)
+	return render(c, fiber.StatusOK, views.Chat(s))
+}
+
+// chatScreen builds the chat screen for exchange id (0: a new chat), its
+// sidebar starting after the cursor before ("": at the top).
+func (h *Handlers) chatScreen(c *fiber.Ctx, id int64, before string) (views.ChatScreen, error) {
+	cursor, err := chatCursor(before)
+	if err != nil {
+		return views.ChatScreen{}, err
+	}
+	return h.screens.Chat(c.UserContext(), h.viewer(c), id, cursor)
+}
+
+// chatCurrentID is the exchange /chat shows: the session's, or when the
+// session has none yet, the user's most recent general exchange (0: none).
+func (h *Handlers) chatCurrentID(c *fiber.Ctx) (int64, error) {
+	ctx := c.UserContext()
+	if h.sessions.Exists(ctx, sessExchange) {
+		return h.sessions.GetInt64(ctx, sessExchange), nil
+	}
+	return h.screens.LatestChat(ctx, currentUser(c).ID)
+}
+
+// viewer is who the request's screens are for: the signed-in user, with
+// the chrome of a full screen.
+func (h *Handlers) viewer(c *fiber.Ctx) screens.Viewer {
+	return screens.Viewer{UserID: currentUser(c).ID, CSRF: h.csrfToken(c), Chrome: h.base(c, "", "")}
+}
+
+// chatCursor reads a ?before= cursor; "" is the first page.
+func chatCursor(before string) (*models.Cursor, error) {
+	if before == "" {
+		return nil, nil
+	}
+	cur, err := models.ParseCursor(before)
+	if err != nil {
+		return nil, err
+	}
+	return &cur, nil
+}

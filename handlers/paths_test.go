@@ -1,0 +1,86 @@
+package handlers_test
+
+import (
+	"strings"
+	"testing"
+
+	"palaver/paths"
+)
+
+// pathBuilders are the builders of package paths for the HTML routes with a
+// parameter, each called with distinct ids (1, 2, …) in the order the
+// route's parameters come.
+var pathBuilders = map[string]string{
+	"GET /chat/:id":                          paths.Chat(1),
+	"POST /chat/:id/rename":                  paths.ChatRename(1),
+	"POST /chat/:id/delete":                  paths.ChatDelete(1),
+	"POST /chat/:id/stop":                    paths.ChatStop(1),
+	"POST /chat/:id/retry":                   paths.ChatRetry(1),
+	"POST /chat/message/:id/feedback":        paths.MessageFeedback(1),
+	"GET /pages/:id":                         paths.Page(1),
+	"GET /pages/:id/edit":                    paths.PageEdit(1),
+	"POST /pages/:id/save":                   paths.PageSave(1),
+	"POST /pages/:id/preview":                paths.PagePreview(1),
+	"POST /pages/:id/delete":                 paths.PageDelete(1),
+	"POST /pages/:id/panel":                  paths.PagePanel(1),
+	"POST /pages/:id/revisions/:rev/restore": paths.RevisionRestore(1, 2),
+	"POST /pages/:id/chat":                   paths.PageChat(1),
+	"POST /pages/:id/chat/new":               paths.PageChatNew(1),
+	"POST /pages/:id/chat/clear":             paths.PageChatClear(1),
+	"GET /pages/:id/chat/:ex":                paths.PageChatOpen(1, 2),
+	"POST /pages/:id/chat/:ex/delete":        paths.PageChatDelete(1, 2),
+	"POST /pages/:id/proposals/:msg/accept":  paths.ProposalAccept(1, 2),
+	"POST /pages/:id/proposals/:msg/reject":  paths.ProposalReject(1, 2),
+	"GET /admin/exchanges/:id":               paths.AdminExchange(1),
+	"POST /admin/exchanges/:id":              paths.AdminExchange(1),
+	"POST /admin/users/:id/promote":          paths.AdminUserPromote(1),
+	"POST /admin/users/:id/demote":           paths.AdminUserDemote(1),
+	"POST /admin/users/:id/disable":          paths.AdminUserDisable(1),
+	"POST /admin/users/:id/enable":           paths.AdminUserEnable(1),
+	"POST /admin/users/:id/password":         paths.AdminUserPassword(1),
+	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
+}
+
+// Every HTML route with a parameter has its builder in package paths, and
+// the builder's address is that route's, taken from app.GetRoutes: a new
+// route cannot be left to hand-spelled addresses, and a route that moves
+// fails here until its builder moves with it. (The JSON API's paths are its
+// contract, checked against openapi.json; the server links to none of them.)
+func TestEveryRouteWithParametersHasItsBuilder(t *testing.T) {
+	a := newTestApp(t)
+	seen := map[string]bool{}
+	for _, r := range a.app.GetRoutes(true) {
+		if r.Method == "HEAD" || !strings.Contains(r.Path, ":") || strings.HasPrefix(r.Path, "/api/") || r.Path == "/static/:name" {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		seen[key] = true
+		built, ok := pathBuilders[key]
+		if !ok {
+			t.Errorf("%s has no builder in package paths", key)
+			continue
+		}
+		want := strings.Split(r.Path, "/")
+		got := strings.Split(built, "/")
+		if len(got) != len(want) {
+			t.Errorf("%s: the builder makes %s", key, built)
+			continue
+		}
+		n := 0
+		for i, seg := range want {
+			if strings.HasPrefix(seg, ":") {
+				n++
+				if got[i] != string(rune('0'+n)) {
+					t.Errorf("%s: the builder makes %s (parameter %s is not id %d)", key, built, seg, n)
+				}
+			} else if got[i] != seg {
+				t.Errorf("%s: the builder makes %s", key, built)
+			}
+		}
+	}
+	for key := range pathBuilders {
+		if !seen[key] {
+			t.Errorf("%s: a builder for a route that is not registered", key)
+		}
+	}
+}

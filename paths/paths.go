@@ -1,0 +1,123 @@
+// Package paths builds the addresses of Palaver's HTML routes: one place to
+// change a path that handlers redirect to and views link or post to. The
+// route table itself is handlers/routes.go; a test there checks that every
+// route with a parameter has its builder here, and that each builder's
+// address matches its route. The package imports nothing of Palaver's, so
+// any layer may use it.
+package paths
+
+import (
+	"net/url"
+	"strconv"
+)
+
+// Fixed addresses.
+const (
+	Login             = "/login"
+	Register          = "/register"
+	Logout            = "/logout"
+	ChatHome          = "/chat" // the current conversation
+	ChatHistory       = "/chat/history"
+	ChatNew           = "/chat/new"
+	ChatSend          = "/chat/send"
+	ChatClear         = "/chat/clear"
+	Live              = "/live"
+	Pages             = "/pages"
+	Admin             = "/admin"
+	AdminExchanges    = "/admin/exchanges"
+	AdminAudit        = "/admin/audit"
+	AdminUsers        = "/admin/users"
+	AdminHousekeeping = "/admin/housekeeping"
+	AdminVacuum       = "/admin/housekeeping/vacuum"
+	AdminOrphans      = "/admin/housekeeping/orphans"
+	AdminRetention    = "/admin/housekeeping/retention"
+	AdminRetentionRun = "/admin/housekeeping/retention/run"
+	AdminRetentionDry = "/admin/housekeeping/retention/dry-run"
+)
+
+func id(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Chat is one general conversation: /chat/{id}.
+func Chat(exchangeID int64) string { return ChatHome + "/" + id(exchangeID) }
+
+// ChatRename, ChatDelete, ChatStop and ChatRetry act on a conversation.
+func ChatRename(exchangeID int64) string { return Chat(exchangeID) + "/rename" }
+func ChatDelete(exchangeID int64) string { return Chat(exchangeID) + "/delete" }
+func ChatStop(exchangeID int64) string   { return Chat(exchangeID) + "/stop" }
+func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
+
+// MessageFeedback rates an assistant reply: /chat/message/{id}/feedback.
+func MessageFeedback(messageID int64) string {
+	return ChatHome + "/message/" + id(messageID) + "/feedback"
+}
+
+// Page is /pages/{id}, which leads to the page's editor.
+func Page(pageID int64) string { return Pages + "/" + id(pageID) }
+
+// PageEdit is the page's editor with its chat panel.
+func PageEdit(pageID int64) string { return Page(pageID) + "/edit" }
+
+// PageSave, PagePreview, PageDelete and PagePanel are the editor's actions.
+func PageSave(pageID int64) string    { return Page(pageID) + "/save" }
+func PagePreview(pageID int64) string { return Page(pageID) + "/preview" }
+func PageDelete(pageID int64) string  { return Page(pageID) + "/delete" }
+func PagePanel(pageID int64) string   { return Page(pageID) + "/panel" }
+
+// RevisionRestore makes an earlier revision the page's content again.
+func RevisionRestore(pageID, revisionID int64) string {
+	return Page(pageID) + "/revisions/" + id(revisionID) + "/restore"
+}
+
+// PageChat is where the page's chat panel sends; PageChatNew and
+// PageChatClear start a new chat and delete them all.
+func PageChat(pageID int64) string      { return Page(pageID) + "/chat" }
+func PageChatNew(pageID int64) string   { return PageChat(pageID) + "/new" }
+func PageChatClear(pageID int64) string { return PageChat(pageID) + "/clear" }
+
+// PageChatOpen opens one of the page's chats in its panel.
+func PageChatOpen(pageID, exchangeID int64) string { return PageChat(pageID) + "/" + id(exchangeID) }
+
+// PageChatDelete deletes one of the page's chats.
+func PageChatDelete(pageID, exchangeID int64) string {
+	return PageChatOpen(pageID, exchangeID) + "/delete"
+}
+
+// ProposalAccept and ProposalReject decide a proposal of the page assistant.
+func ProposalAccept(pageID, messageID int64) string { return proposal(pageID, messageID) + "/accept" }
+func ProposalReject(pageID, messageID int64) string { return proposal(pageID, messageID) + "/reject" }
+
+func proposal(pageID, messageID int64) string {
+	return Page(pageID) + "/proposals/" + id(messageID)
+}
+
+// AdminExchange is someone's conversation in the admin area (a gate that
+// asks for a reason, then the log).
+func AdminExchange(exchangeID int64) string { return AdminExchanges + "/" + id(exchangeID) }
+
+// AdminExchangesOf is the admin list filtered to one user's conversations.
+func AdminExchangesOf(userID int64) string { return AdminExchanges + "?user=" + id(userID) }
+
+// AdminAuditOf is the audit log of one conversation.
+func AdminAuditOf(exchangeID int64) string { return AdminAudit + "?exchange=" + id(exchangeID) }
+
+// AdminUserPromote … AdminUserDelete act on an account.
+func AdminUserPromote(userID int64) string  { return adminUser(userID, "promote") }
+func AdminUserDemote(userID int64) string   { return adminUser(userID, "demote") }
+func AdminUserDisable(userID int64) string  { return adminUser(userID, "disable") }
+func AdminUserEnable(userID int64) string   { return adminUser(userID, "enable") }
+func AdminUserPassword(userID int64) string { return adminUser(userID, "password") }
+func AdminUserDelete(userID int64) string   { return adminUser(userID, "delete") }
+
+func adminUser(userID int64, verb string) string { return AdminUsers + "/" + id(userID) + "/" + verb }
+
+// AtMessage is u scrolled to a message of its transcript (the element id
+// views give a message: msg-{id}).
+func AtMessage(u string, messageID int64) string { return u + "#msg-" + id(messageID) }
+
+// WithQuery is u with the query q ("" or empty: none).
+func WithQuery(u string, q url.Values) string {
+	if len(q) == 0 {
+		return u
+	}
+	return u + "?" + q.Encode()
+}

@@ -1,0 +1,227 @@
+package screens
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/paths"
+	"palaver/views"
+)
+
+// HistoryBatch is how many exchanges one page of the sidebar holds.
+const HistoryBatch = 20
+
+// Chat builds the chat screen for exchange id (0: a new chat), its sidebar
+// starting after cursor (nil: at the top). A page or job chat, another
+// user's or a missing one: models.ErrNotFound.
+func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.Cursor) (views.ChatScreen, error) {
+	conv, err := s.Conversation(ctx, v, id)
+	if err != nil {
+		return views.ChatScreen{}, err
+	}
+	list, err := s.HistoryList(ctx, v, id, cursor, cursor != nil)
+	if err != nil {
+		return views.ChatScreen{}, err
+	}
+	title := conv.Title
+	if title == "" {
+		title = "New chat"
+	}
+	return views.ChatScreen{
+		Base:         v.base(title, "chat"),
+		Conversation: conv,
+		History:      list,
+		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
+			TurnStatus: conv.TurnStatus},
+	}, nil
+}
+
+// LatestChat is the user's most recent general exchange (0: none), which
+// /chat shows after a fresh sign-in.
+func (s *Screens) LatestChat(ctx context.Context, userID int64) (int64, error) {
+	latest, err := s.store.ListExchanges(ctx, userID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 1})
+	if err != nil || len(latest) == 0 {
+		return 0, err
+	}
+	return latest[0].ID, nil
+}
+
+// Conversation loads a general exchange and its log for the transcript
+// (id 0: a new chat, empty).
+func (s *Screens) Conversation(ctx context.Context, v Viewer, id int64) (views.Conversation, error) {
+	if id == 0 {
+		return views.Conversation{}, nil
+	}
+	ex, err := s.GeneralExchange(ctx, v.UserID, id)
+	if err != nil {
+		return views.Conversation{}, err
+	}
+	msgs, err := s.store.Messages(ctx, v.UserID, id, nil)
+	if err != nil {
+		return views.Conversation{}, err
+	}
+	seen, err := s.store.ExchangeAdminViews(ctx, v.UserID, id)
+	if err != nil {
+		return views.Conversation{}, err
+	}
+	conv := views.Conversation{ID: id, Title: ChatTitle(ex), Messages: s.Messages(v, msgs),
+		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus}
+	if len(msgs) > 0 {
+		OfferRetry(v, conv.Messages, ex, msgs[len(msgs)-1].ID)
+	}
+	return conv, nil
+}
+
+// OfferRetry gives the error row that ended a failed chat turn its Retry
+// button, when it is the last of entries and the newest entry of the log
+// (newest, by id). ex is the exchange's header as of then (nil: unknown).
+func OfferRetry(v Viewer, entries []views.ChatMessage, ex *models.Exchange, newest int64) {
+	n := len(entries)
+	if n == 0 || ex == nil || ex.Scope != models.ScopeGeneral || ex.TurnStatus != models.TurnFailed {
+		return
+	}
+	if last := &entries[n-1]; last.Role == views.RoleError && last.ID == newest {
+		last.Retry = views.RetryView{Action: paths.ChatRetry(ex.ID), CSRF: v.CSRF}
+	}
+}
+
+// GeneralExchange loads one of the user's general exchanges: page and job
+// chats are not shown or changed through /chat, and are not found like
+// others'.
+func (s *Screens) GeneralExchange(ctx context.Context, userID, id int64) (*models.Exchange, error) {
+	ex, err := s.store.Exchange(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if ex.Scope != models.ScopeGeneral {
+		return nil, fmt.Errorf("chat: exchange %d is a %s chat: %w", id, ex.Scope, models.ErrNotFound)
+	}
+	return ex, nil
+}
+
+// AdminViewed is the owner's notice that administrators opened one of
+// their exchanges: nil when none did. Chat screens of every scope show it.
+func AdminViewed(v models.AdminViews) *views.AdminViewed {
+	if v.Count == 0 || v.Last == nil {
+		return nil
+	}
+	return &views.AdminViewed{Count: v.Count, Last: v.Last.Local().Format("Jan 2, 2006 at 15:04"),
+		LastFull: v.Last.Local().Format(time.RFC3339)}
+}
+
+// HistoryList loads one keyset page of the user's general exchanges after
+// cursor (nil: the first page), current marked. partial says the list is
+// shown from there on a screen of its own, so its first group needs its
+// header; otherwise a page after cursor continues the group the cursor's
+// exchange was in.
+func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, cursor *models.Cursor, partial bool) (views.HistoryList, error) {
+	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
+		Scope: models.ScopeGeneral, Before: cursor, Limit: HistoryBatch + 1,
+	})
+	if err != nil {
+		return views.HistoryList{}, err
+	}
+	list := views.HistoryList{Partial: partial}
+	if len(sums) > HistoryBatch {
+		sums = sums[:HistoryBatch]
+		list.Next = sums[len(sums)-1].Cursor().String()
+	}
+	now := time.Now()
+	group := views.GroupToday // the first page's list always starts with its header
+	switch {
+	case partial:
+		group = ""
+	case cursor != nil:
+		group = views.HistoryGroup(cursor.At, now)
+	}
+	for i := range sums {
+		it := HistoryItem(v, &sums[i].Exchange, current, now)
+		if it.Group == group {
+			it.Group = "" // the group continues: no second header
+		} else {
+			group = it.Group
+		}
+		list.Items = append(list.Items, it)
+	}
+	return list, nil
+}
+
+// HistoryItem maps an exchange to its sidebar item, with its group header.
+func HistoryItem(v Viewer, ex *models.Exchange, current int64, now time.Time) views.HistoryItem {
+	it := views.HistoryItem{
+		ID:         ex.ID,
+		Title:      ChatTitle(ex),
+		AgentType:  ex.AgentType,
+		Turns:      ex.TurnCount,
+		Current:    ex.ID == current,
+		Group:      views.HistoryGroup(ex.UpdatedAt, now),
+		CSRF:       v.CSRF,
+		TurnStatus: ex.TurnStatus,
+	}
+	it.When, it.WhenFull = when(ex.UpdatedAt, now)
+	return it
+}
+
+// Messages maps a log to transcript entries: user messages, assistant
+// replies (Markdown rendered and sanitised here) and error rows. Tool calls
+// and results are the agent's working, not part of the conversation shown.
+func (s *Screens) Messages(v Viewer, msgs []models.Message) []views.ChatMessage {
+	out := make([]views.ChatMessage, 0, len(msgs))
+	for i := range msgs {
+		if m, ok := s.Message(v, &msgs[i]); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Message maps one log entry, and says whether the transcript shows it.
+func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool) {
+	at := m.CreatedAt.Local()
+	e := views.ChatMessage{ID: m.ID, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	if m.Seq != nil {
+		e.Seq, e.HasSeq = *m.Seq, true
+	}
+	switch m.Role {
+	case models.RoleUser, models.RoleError:
+		e.Text = m.Content
+	case models.RoleToolCall, models.RoleToolResult:
+		e.Text = m.Content
+		if m.Tool != nil {
+			detail := any(m.Tool.Arguments)
+			if m.Role == models.RoleToolResult {
+				detail = m.Tool.Result
+			}
+			if b, err := json.MarshalIndent(detail, "", "  "); err == nil && detail != nil {
+				e.Detail = string(b)
+			}
+		}
+	case models.RoleAssistant:
+		e.HTML = s.markdown.HTML(m.Content)
+		e.Feedback = Feedback(v, m)
+	default:
+		return e, false
+	}
+	return e, true
+}
+
+// Feedback maps an assistant message's rating to its control.
+func Feedback(v Viewer, m *models.Message) views.FeedbackView {
+	f := views.FeedbackView{MessageID: m.ID, CSRF: v.CSRF}
+	if m.Feedback != nil {
+		switch *m.Feedback {
+		case models.FeedbackUp:
+			f.Value = views.FeedbackUp
+		case models.FeedbackDown:
+			f.Value = views.FeedbackDown
+		}
+	}
+	if m.FeedbackComment != nil {
+		f.Comment = *m.FeedbackComment
+	}
+	return f
+}
