@@ -24,8 +24,8 @@ type apiChatPayload struct {
 	ExchangeID *int64  `json:"exchange_id"`
 	PageID     *int64  `json:"page_id"`
 	Regenerate *bool   `json:"regenerate"`
-	// AfterSeq is read and checked now so that clients may send it; the
-	// fork it asks for when the log has moved on comes with branches.
+	// AfterSeq is the last seq the client has seen: when the log holds
+	// newer entries, the message forks there instead of landing after them.
 	AfterSeq *int64 `json:"after_seq"`
 }
 
@@ -40,6 +40,10 @@ type apiChatResponse struct {
 	ProcessingTime float64               `json:"processing_time"`
 	ErrMsg         string                `json:"err_msg,omitempty"`
 	ErrCode        int                   `json:"err_code,omitempty"`
+	// Forked says the turn ran in a new fork (exchange_id): the message was
+	// written against an older view of the log (after_seq), or is an edit
+	// or a regeneration.
+	Forked bool `json:"forked,omitempty"`
 }
 
 // apiChat sends a message to an agent: it starts an exchange, continues one,
@@ -63,7 +67,7 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 // apiChatResult shapes a finished turn as a ChatResponse.
 func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 	id := res.Exchange.ID
-	out := apiChatResponse{Response: res.Reply.Content, AgentResponse: res.Reply.AgentResponse, ExchangeID: &id}
+	out := apiChatResponse{Response: res.Reply.Content, AgentResponse: res.Reply.AgentResponse, ExchangeID: &id, Forked: res.Forked}
 	if res.Failed {
 		// The agent failing is the turn's outcome, not the client's error: the
 		// user message is kept and Reply is the error row saying why.
@@ -97,6 +101,7 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		}
 		req.ExchangeID = *p.ExchangeID
 	}
+	req.AfterSeq = p.AfterSeq
 	if p.PageID != nil {
 		if *p.PageID <= 0 { // names no page
 			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)

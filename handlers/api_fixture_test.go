@@ -40,6 +40,7 @@ type apiChatOut struct {
 	AgentResponse  *models.AgentResponse `json:"agent_response"`
 	ExchangeID     *int64                `json:"exchange_id"`
 	ProcessingTime float64               `json:"processing_time"`
+	Forked         bool                  `json:"forked"`
 }
 
 // apiMsgOut is an entry of GET /api/chat/exchange/{id}/messages.

@@ -95,6 +95,7 @@ var mxJSON = map[string]string{
 	"PUT /api/pages/:id":                   `{"content": "new content"}`,
 	"POST /api/keys":                       `{"name": "laptop"}`,
 	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
+	"POST /api/chat/exchange/:id/fork":     `{"seq": 1}`,
 }
 
 // mxQuery are the query strings routes need to get past validation.

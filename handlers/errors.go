@@ -38,6 +38,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusConflict, conflict(err).Error() // the sentinel's own text, without the operation prefixes
 	case errors.Is(err, models.ErrBadCursor):
 		return fiber.StatusBadRequest, "Invalid cursor"
+	case errors.Is(err, models.ErrBadSeq):
+		return fiber.StatusBadRequest, models.ErrBadSeq.Error()
 	case refusal(err) != nil:
 		msg := refusal(err).Error() // a Go error's words, made a sentence
 		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."

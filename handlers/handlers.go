@@ -39,6 +39,7 @@ type Store interface {
 	UpdateExchange(ctx context.Context, userID, id int64, u models.ExchangeUpdate) (*models.Exchange, error)
 	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
+	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
 	DeleteExchange(ctx context.Context, userID, id int64) error
 	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
 	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)

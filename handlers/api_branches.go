@@ -1,0 +1,118 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+)
+
+// apiForkPayload is POST /api/chat/exchange/{id}/fork's body: the seq the
+// fork starts at (it keeps the entries before it) and, for an edit, the new
+// user message at that seq.
+type apiForkPayload struct {
+	Seq     *int64 `json:"seq"`
+	Query   string `json:"query"`
+	Context string `json:"context"`
+}
+
+// apiFork forks one of the user's exchanges at a seq: without a query, 201
+// with the new exchange; with one (an edited message), the turn's answer as
+// POST /api/chat gives it, from the new exchange.
+func (h *Handlers) apiFork(c *fiber.Ctx) error {
+	start := time.Now()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var p apiForkPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if p.Seq == nil {
+		return fiber.NewError(fiber.StatusBadRequest, `"seq" is required: the position the fork starts at`)
+	}
+	turn, ex, err := h.agents.StartFork(c.UserContext(), agents.ForkRequest{
+		UserID: currentUser(c).ID, ExchangeID: id, Seq: *p.Seq, Query: p.Query, Context: p.Context,
+		AgentType: c.Query("agent_type", agents.AgentAuto),
+	})
+	if err != nil {
+		return err
+	}
+	if turn == nil {
+		return c.Status(fiber.StatusCreated).JSON(fiber.Map{"exchange_id": ex.ID})
+	}
+	return h.apiTurnAnswer(c, turn, start)
+}
+
+// apiRegeneratePayload is POST /api/chat/exchange/{id}/regenerate's body:
+// the seq of the reply to answer again (absent: the last one).
+type apiRegeneratePayload struct {
+	Seq     *int64 `json:"seq"`
+	Context string `json:"context"`
+}
+
+// apiRegenerate answers again the user message before a reply, in a fork
+// at that reply's seq; the old answer stays where it was.
+func (h *Handlers) apiRegenerate(c *fiber.Ctx) error {
+	start := time.Now()
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var p apiRegeneratePayload
+	if len(c.Body()) > 0 {
+		if err := apiDecode(c, &p); err != nil {
+			return err
+		}
+	}
+	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
+		UserID: currentUser(c).ID, ExchangeID: id, Seq: p.Seq, Context: p.Context,
+		AgentType: c.Query("agent_type", agents.AgentAuto),
+	})
+	if err != nil {
+		return err
+	}
+	return h.apiTurnAnswer(c, turn, start)
+}
+
+// apiTurnAnswer waits for a turn the request started and answers with it
+// as POST /api/chat does.
+func (h *Handlers) apiTurnAnswer(c *fiber.Ctx, turn *agents.Turn, start time.Time) error {
+	res, err := turn.Wait(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiChatResult(res, start))
+}
+
+// apiBranch is one exchange of a family.
+type apiBranch struct {
+	ExchangeID   int64          `json:"exchange_id"`
+	ForkedFrom   *apiForkedFrom `json:"forked_from"`
+	Title        string         `json:"title"`
+	MessageCount int64          `json:"message_count"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+}
+
+// apiBranches lists the family an exchange belongs to: its root first,
+// then every fork at any depth.
+func (h *Handlers) apiBranches(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	family, err := h.store.Family(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	out := make([]apiBranch, len(family))
+	for i, ex := range family {
+		out[i] = apiBranch{ExchangeID: ex.ID, Title: ex.Title, MessageCount: ex.TurnCount, UpdatedAt: ex.UpdatedAt}
+		if ex.ForkedFromID != nil && ex.ForkedAtSeq != nil {
+			out[i].ForkedFrom = &apiForkedFrom{ExchangeID: *ex.ForkedFromID, Seq: *ex.ForkedAtSeq}
+		}
+	}
+	return c.JSON(out)
+}
