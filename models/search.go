@@ -20,8 +20,11 @@ type SearchQuery struct {
 	Scope     string       // ScopeGeneral, ScopePage or ScopeJob; "" for all
 	AgentType string       // the exchange's agent; "" for any
 	Archived  bool         // include archived exchanges
-	Before    *SearchCursor
-	Limit     int
+	// Exclude, when set, leaves out one exchange (a search made from a
+	// chat does not find the chat it is made from).
+	Exclude int64
+	Before  *SearchCursor
+	Limit   int
 }
 
 // RoleTitle is the role of a hit on an exchange's title.
@@ -159,6 +162,14 @@ func searchFilters(userID int64, q SearchQuery) (string, []any) {
 	if q.Scope != "" {
 		where += " AND e.scope = ?"
 		args = append(args, q.Scope)
+	} else {
+		// Sub-runs are agents' work, reached through their parent.
+		where += " AND e.scope <> ?"
+		args = append(args, ScopeSubRun)
+	}
+	if q.Exclude != 0 {
+		where += " AND e.id <> ?"
+		args = append(args, q.Exclude)
 	}
 	if q.AgentType != "" {
 		where += " AND e.agent_type = ?"
