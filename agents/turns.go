@@ -196,6 +196,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		s.publishEntry(ex, m)
 		return nil
 	}
+	if ex.Scope == models.ScopeGeneral {
+		req.SearchChats = s.searchTool(ex, req.OnEntry)
+	}
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
 		partial.add(d, func(offset int) {
 			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d, Offset: offset})
@@ -363,7 +366,8 @@ func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
 	stale, err := s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter), reason)
 	failed = append(failed, stale...)
 	for _, ex := range failed {
-		if ex.TurnAttempts > s.opts.AutoRetries {
+		// A sub-run is its parent turn's business, which failed with it.
+		if ex.TurnAttempts > s.opts.AutoRetries || ex.Scope == models.ScopeSubRun {
 			continue
 		}
 		if _, err := s.Retry(ctx, ex.UserID, ex.ID); err != nil {
