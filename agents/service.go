@@ -80,7 +80,12 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[int64]*running // by exchange id: the turns this process runs
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup     // the turns and the background work
+	// bg is the context of background work that outlives its turn (titles,
+	// counted in background too); Close ends it.
+	bg         context.Context
+	stopBg     context.CancelFunc
+	background sync.WaitGroup
 }
 
 // New builds a service over a store and a provider.
@@ -115,9 +120,10 @@ func New(store Store, provider Provider, opts Options) *Service {
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
 	}
+	bg, stopBg := context.WithCancel(context.Background())
 	return &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
-		running: map[int64]*running{},
+		running: map[int64]*running{}, bg: bg, stopBg: stopBg,
 	}
 }
 

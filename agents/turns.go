@@ -156,6 +156,9 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		s.opts.Observer.TurnEnded(end, time.Since(started))
 		in.log.Info("turn ended", "exchange", ex.ID, "outcome", end, "took", time.Since(started))
 		s.publishOutcome(ex, t.res)
+		if t.err == nil {
+			s.titleFor(ex, query, t.res)
+		}
 	}()
 	return t
 }
@@ -322,8 +325,10 @@ func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, e
 }
 
 // Close stops the running turns (each records that the server restarted,
-// so it can be retried) and waits for them, up to ctx's deadline.
+// so it can be retried) and the background work (titles being made), and
+// waits for them, up to ctx's deadline.
 func (s *Service) Close(ctx context.Context) error {
+	s.stopBg()
 	s.mu.Lock()
 	for _, r := range s.running {
 		r.cancel(errShutdown)
