@@ -55,7 +55,9 @@ func (s *Service) RunSub(ctx context.Context, parent *models.Exchange, seq int64
 	stop := s.heartbeat(runCtx, ex.ID, func() { cancel(errLeaseLost) })
 	result, err := s.runGuarded(runCtx, &SubRun{Exchange: ex, svc: s}, fn)
 	stop()
-	if cause := context.Cause(runCtx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+	// Ended from outside (the parent stopped, the lease lost): that is the
+	// reason, whatever fn made of its context ending.
+	if cause := context.Cause(runCtx); cause != nil && cause != context.Canceled && (err == nil || errors.Is(err, context.Canceled)) {
 		err = cause
 	}
 	status, entries := models.SubRunOK, []*models.Message(nil)

@@ -55,10 +55,14 @@ func searchFigures(ctx context.Context, e *env, r report) error {
 // prefix.
 func (e *env) searchQueries(ctx context.Context) ([]string, error) {
 	words := e.vocabulary()
-	common, common2 := words[150], words[200]
+	// words[60] is in about one message in twenty, words[150] in one in
+	// seventy; the rare one in a few hundred of a million.
+	common, common2 := words[60], words[150]
 	rare := words[len(words)-300]
 	prefix := words[len(words)/3][:3] + "*"
-	// Two neighbouring words of a message from the middle of the seed.
+	// Two neighbouring words of a message from the middle of the seed, the
+	// first two that are not among the hundred commonest ("of the" is no
+	// phrase anyone looks for).
 	var content string
 	err := e.raw.QueryRowContext(ctx, `SELECT content FROM messages WHERE exchange_id = (
 		SELECT id FROM exchanges WHERE user_id = ? ORDER BY id LIMIT 1 OFFSET ?) AND role = 'assistant' LIMIT 1`,
@@ -66,11 +70,23 @@ func (e *env) searchQueries(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a message to take a phrase from: %w", err)
 	}
-	ws := strings.FieldsFunc(strings.ToLower(content), func(r rune) bool { return r < 'a' || r > 'z' })
-	if len(ws) < 6 {
-		return nil, fmt.Errorf("a message too short for a phrase: %q", content)
+	rank := map[string]int{}
+	for i, w := range words {
+		rank[w] = i
 	}
-	phrase := `"` + ws[3] + " " + ws[4] + " " + ws[5] + `"`
+	phrase := ""
+	ws := strings.FieldsFunc(strings.ToLower(content), func(r rune) bool { return r < 'a' || r > 'z' })
+	for i := 1; i < len(ws) && phrase == ""; i++ {
+		if rank[ws[i-1]] >= 100 && rank[ws[i]] >= 100 {
+			phrase = `"` + ws[i-1] + " " + ws[i] + `"`
+		}
+	}
+	if phrase == "" { // a short message of common words only: its first two
+		if len(ws) < 2 {
+			return nil, fmt.Errorf("a message too short for a phrase: %q", content)
+		}
+		phrase = `"` + ws[0] + " " + ws[1] + `"`
+	}
 	return []string{common, common + " " + common2, rare, phrase, prefix}, nil
 }
 
