@@ -199,4 +199,14 @@ func TestRunSubRecordsAFailure(t *testing.T) {
 	if err != nil || run.Status != models.SubRunFailed {
 		t.Fatalf("a panicking sub-agent: %+v, %v", run, err)
 	}
+	// Its parent stopped: the record says so, not "context canceled".
+	parent, stop := context.WithCancelCause(ctx)
+	run, err = svc.RunSub(parent, res.Exchange, 0, "helper", "wait", func(ctx context.Context, _ *SubRun) (string, error) {
+		stop(errStopped)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	if err != nil || run.Status != models.SubRunFailed || run.Result != errStopped.Error() {
+		t.Fatalf("a stopped sub-run: %+v, %v", run, err)
+	}
 }

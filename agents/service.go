@@ -41,7 +41,7 @@ type Store interface {
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	StartSubRun(ctx context.Context, t models.SubRunStart) (*models.Exchange, *models.SubRun, error)
 	FinishSubRun(ctx context.Context, exchangeID int64, owner, status, result string, entries ...*models.Message) (*models.SubRun, error)
-	ReplaceTitle(ctx context.Context, exchangeID int64, was, title string) (*models.Exchange, bool, error)
+	ReplaceTitle(ctx context.Context, userID, exchangeID int64, was, title string) (*models.Exchange, bool, error)
 }
 
 // Options configure a Service.

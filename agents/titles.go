@@ -60,7 +60,7 @@ func (s *Service) titleFor(ex *models.Exchange, query *models.Message, res *Turn
 			s.opts.Logger.Debug("title: nothing better", "exchange", ex.ID, "answer", made)
 			return
 		}
-		fresh, changed, err := s.store.ReplaceTitle(ctx, ex.ID, was, title)
+		fresh, changed, err := s.store.ReplaceTitle(ctx, ex.UserID, ex.ID, was, title)
 		if err != nil {
 			s.opts.Logger.Warn("title", "exchange", ex.ID, "err", err)
 			return

@@ -202,7 +202,7 @@ func TestReplaceTitleOnlyOverTheExpectedOne(t *testing.T) {
 		ann := mustUser(t, s, "ann")
 		ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "how do herons fish"}, "patiently")
 		before := reload(t, s, ex.ID)
-		got, ok, err := s.ReplaceTitle(ctx, ex.ID, "how do herons fish", "Heron fishing")
+		got, ok, err := s.ReplaceTitle(ctx, ann.ID, ex.ID, "how do herons fish", "Heron fishing")
 		if err != nil || !ok || got.Title != "Heron fishing" {
 			t.Fatalf("replace = %+v, %v, %v", got, ok, err)
 		}
@@ -215,7 +215,7 @@ func TestReplaceTitleOnlyOverTheExpectedOne(t *testing.T) {
 		if _, err := s.RenameExchange(ctx, ann.ID, ex.ID, "Mine"); err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err = s.ReplaceTitle(ctx, ex.ID, "Heron fishing", "Something else")
+		got, ok, err = s.ReplaceTitle(ctx, ann.ID, ex.ID, "Heron fishing", "Something else")
 		if err != nil || ok || got.Title != "Mine" {
 			t.Fatalf("replace over a person's title = %+v, %v, %v", got, ok, err)
 		}
