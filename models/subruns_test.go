@@ -129,14 +129,27 @@ func TestSubRunsNestAndCascade(t *testing.T) {
 		if ex := reload(t, s, subsub.ID); ex.TurnStatus != TurnFailed {
 			t.Fatalf("failed sub-run's turn state %q", ex.TurnStatus)
 		}
-		// A sub-run is not retried by hand: its parent's agent decides.
+		// A sub-run is not retried by hand (its parent's agent decides),
+		// nor forked.
 		if _, _, err := s.RetryTurn(ctx, ann.ID, subsub.ID, "owner-2", 5); !isNothingToRetry(err) {
 			t.Fatalf("retry of a sub-run: %v", err)
+		}
+		if _, err := s.Fork(ctx, ann.ID, sub.ID, 1); !isNotFound(err) {
+			t.Fatalf("fork of a sub-run: %v", err)
+		}
+		// A fork of the parent is an exchange of its own: the parent's
+		// sub-runs stay the parent's.
+		fork, err := s.Fork(ctx, ann.ID, parent.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runs := mustList(t)(s.SubRuns(ctx, ann.ID, fork.ID)); len(runs) != 0 {
+			t.Fatalf("the fork has sub-runs %+v", runs)
 		}
 		if err := s.DeleteExchange(ctx, ann.ID, parent.ID); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, s, "exchanges", "1 = 1") + count(t, s, "sub_runs", "1 = 1") + count(t, s, "messages", "1 = 1"); n != 0 {
+		if n := count(t, s, "exchanges", "id <> ?", fork.ID) + count(t, s, "sub_runs", "1 = 1") + count(t, s, "messages", "exchange_id <> ?", fork.ID); n != 0 {
 			t.Fatalf("%d rows left after deleting the root", n)
 		}
 	})
