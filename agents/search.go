@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"palaver/models"
+	"palaver/paths"
 )
 
 // AgentSearch is the sub-agent that searches the user's conversations. It
@@ -156,16 +158,14 @@ func countHits(n int) string {
 // hitURL opens a hit's conversation at its message: a page's chat in the
 // page's editor, any other in the chat screen.
 func hitURL(h models.SearchHit) string {
-	var u string
+	u := paths.Chat(h.ExchangeID)
 	if h.Scope == models.ScopePage && h.PageID != nil {
-		u = fmt.Sprintf("/pages/%d/chat/%d", *h.PageID, h.ExchangeID)
-	} else {
-		u = fmt.Sprintf("/chat/%d", h.ExchangeID)
+		u = paths.PageChatOpen(*h.PageID, h.ExchangeID)
 	}
-	if h.Seq != nil {
-		u += "?seq=" + strconv.FormatInt(*h.Seq, 10)
+	if h.Seq == nil {
+		return u
 	}
-	return u
+	return paths.WithQuery(u, url.Values{"seq": {strconv.FormatInt(*h.Seq, 10)}})
 }
 
 // plainSnippet turns a search snippet (escaped HTML with <mark>s) back
