@@ -32,6 +32,9 @@ type Request struct {
 	// a tool result) as soon as the provider has it; it fails if the turn
 	// lost its lease, and then the provider should stop.
 	OnEntry func(*models.Message) error
+	// SearchChats, when set (a general chat's turn), searches the user's
+	// conversations as a recorded sub-run of the turn.
+	SearchChats SearchFunc
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

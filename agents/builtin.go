@@ -27,12 +27,41 @@ func (b *Builtin) Name() string { return "builtin" }
 // (the "hi" in "Ωhi") or a digit next to it makes it part of another word.
 var greetingWord = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])(?:hello|hi|hey)(?:[^\p{L}\p{N}_]|$)`)
 
+// The router's search requests: "search my chats for WORDS" and "find
+// WORDS in my conversations", any case, the phrases as whole words.
+var (
+	searchMyChats       = regexp.MustCompile(`(?is)(?:^|[^\p{L}\p{N}_])search\s+my\s+chats\s+for\s+(.+)$`)
+	findInConversations = regexp.MustCompile(`(?is)(?:^|[^\p{L}\p{N}_])find\s+(.+?)\s+in\s+my\s+conversations(?:[^\p{L}\p{N}_]|$)`)
+)
+
+// searchRequest finds a search request in a message and returns what to
+// search for.
+func searchRequest(query string) (string, bool) {
+	for _, re := range []*regexp.Regexp{searchMyChats, findInConversations} {
+		if m := re.FindStringSubmatch(query); m != nil {
+			words := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(m[1]), "?!.,;:"))
+			if words != "" {
+				return words, true
+			}
+		}
+	}
+	return "", false
+}
+
 // Execute answers req as its agent type does.
 func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)) (*models.AgentResponse, error) {
 	var content, confidence, reasoning string
 	meta := map[string]any{}
 	switch req.AgentType {
 	case AgentRouter:
+		if words, ok := searchRequest(req.Query); ok && req.SearchChats != nil {
+			out, err := req.SearchChats(ctx, "builtin-search", words)
+			if err != nil {
+				return nil, err
+			}
+			content, confidence = searchReply(out), "high"
+			break
+		}
 		content, confidence = routerReply(req)
 	case AgentPageAssistant:
 		r, err := pageAssistantReply(req)

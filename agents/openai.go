@@ -40,10 +40,24 @@ type OpenAI struct {
 // Name identifies the provider in errors.
 func (o *OpenAI) Name() string { return "openai" }
 
-// chatMessage is one message of the chat-completions request.
+// chatMessage is one message of the chat-completions request: an
+// assistant's may carry the tool calls it made, and a "tool" message
+// answers one of them.
 type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// wireToolCall is a tool call as a request repeats it to the model.
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 type chatToolCall struct {
@@ -73,7 +87,8 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options,omitempty"`
-	Tools []chatTool `json:"tools,omitempty"`
+	Tools     []chatTool `json:"tools,omitempty"`
+	MaxTokens int        `json:"max_tokens,omitempty"`
 }
 
 // chatChunk is one server-sent event of a streamed completion.
@@ -111,15 +126,23 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 	body.StreamOptions = &struct {
 		IncludeUsage bool `json:"include_usage"`
 	}{IncludeUsage: true}
-	if req.AgentType == AgentPageAssistant && req.Page != nil {
+	page := req.AgentType == AgentPageAssistant && req.Page != nil
+	switch {
+	case page:
 		body.Tools = pageTools()
+	case req.SearchChats != nil:
+		body.Tools = searchTools()
+		body.Messages[0].Content += " " + searchPrompt
 	}
-	comp, err := o.complete(ctx, body, onDelta)
+	comp, err := o.converse(ctx, req, body, onDelta)
+	if te := (*toolError)(nil); errors.As(err, &te) {
+		return nil, te.err // the turn's own failure (its lease, the database), not the model's
+	}
 	if err != nil {
 		return nil, o.failure(err)
 	}
 	content, meta := comp.Content, map[string]any{}
-	if body.Tools != nil {
+	if page {
 		if content, meta, err = pageReplyFrom(req, comp); err != nil {
 			return nil, err
 		}

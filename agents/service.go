@@ -38,6 +38,10 @@ type Store interface {
 	Fork(ctx context.Context, userID, exchangeID, seq int64) (*models.Exchange, error)
 	StartFork(ctx context.Context, f models.ForkStart) (*models.Exchange, *models.Message, error)
 	RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq *int64) (int64, error)
+	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
+	StartSubRun(ctx context.Context, t models.SubRunStart) (*models.Exchange, *models.SubRun, error)
+	FinishSubRun(ctx context.Context, exchangeID int64, owner, status, result string, entries ...*models.Message) (*models.SubRun, error)
+	ReplaceTitle(ctx context.Context, userID, exchangeID int64, was, title string) (*models.Exchange, bool, error)
 }
 
 // Options configure a Service.
@@ -76,7 +80,12 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[int64]*running // by exchange id: the turns this process runs
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup     // the turns and the background work
+	// bg is the context of background work that outlives its turn (titles,
+	// counted in background too); Close ends it.
+	bg         context.Context
+	stopBg     context.CancelFunc
+	background sync.WaitGroup
 }
 
 // New builds a service over a store and a provider.
@@ -111,9 +120,10 @@ func New(store Store, provider Provider, opts Options) *Service {
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
 	}
+	bg, stopBg := context.WithCancel(context.Background())
 	return &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
-		running: map[int64]*running{},
+		running: map[int64]*running{}, bg: bg, stopBg: stopBg,
 	}
 }
 
@@ -260,6 +270,9 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 		ex, err := s.store.Exchange(ctx, req.UserID, req.ExchangeID)
 		if err != nil {
 			return nil, err
+		}
+		if ex.Scope == models.ScopeSubRun {
+			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", ex.ID)}
 		}
 		if ex.Scope != models.ScopeGeneral {
 			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", ex.ID, ex.Scope, scopeKey(ex.Scope))}

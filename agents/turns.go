@@ -156,6 +156,9 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		s.opts.Observer.TurnEnded(end, time.Since(started))
 		in.log.Info("turn ended", "exchange", ex.ID, "outcome", end, "took", time.Since(started))
 		s.publishOutcome(ex, t.res)
+		if t.err == nil {
+			s.titleFor(ex, query, t.res)
+		}
 	}()
 	return t
 }
@@ -195,6 +198,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		}
 		s.publishEntry(ex, m)
 		return nil
+	}
+	if ex.Scope == models.ScopeGeneral {
+		req.SearchChats = s.searchTool(ex, req.OnEntry)
 	}
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
 		partial.add(d, func(offset int) {
@@ -319,8 +325,10 @@ func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, e
 }
 
 // Close stops the running turns (each records that the server restarted,
-// so it can be retried) and waits for them, up to ctx's deadline.
+// so it can be retried) and the background work (titles being made), and
+// waits for them, up to ctx's deadline.
 func (s *Service) Close(ctx context.Context) error {
+	s.stopBg()
 	s.mu.Lock()
 	for _, r := range s.running {
 		r.cancel(errShutdown)
@@ -363,7 +371,8 @@ func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
 	stale, err := s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter), reason)
 	failed = append(failed, stale...)
 	for _, ex := range failed {
-		if ex.TurnAttempts > s.opts.AutoRetries {
+		// A sub-run is its parent turn's business, which failed with it.
+		if ex.TurnAttempts > s.opts.AutoRetries || ex.Scope == models.ScopeSubRun {
 			continue
 		}
 		if _, err := s.Retry(ctx, ex.UserID, ex.ID); err != nil {

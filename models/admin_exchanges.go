@@ -131,6 +131,9 @@ func (s *Store) adminExchangeWhere(tx *gorm.DB, f AdminExchangeFilter) *gorm.DB 
 	}
 	if f.Scope != "" {
 		tx = tx.Where("e.scope = ?", f.Scope)
+	} else {
+		// Sub-runs are listed under their parent (AdminSubRuns).
+		tx = tx.Where("e.scope <> ?", ScopeSubRun)
 	}
 	if f.Agent != "" {
 		tx = tx.Where("e.agent_type = ?", f.Agent)

@@ -110,13 +110,13 @@ func (s *Store) utcDay(col string) string {
 }
 
 // AdminDailyExchanges counts the exchanges created each UTC day since from
-// (days without any are left out).
+// (days without any are left out), sub-runs aside: they are agents' work.
 func (s *Store) AdminDailyExchanges(ctx context.Context, from time.Time) ([]DayActivity, error) {
 	var out []DayActivity
 	err := s.db.WithContext(ctx).Raw(`
 		SELECT `+s.utcDay("created_at")+` AS day, COUNT(*) AS exchanges
-		FROM exchanges WHERE created_at >= ?
-		GROUP BY 1 ORDER BY 1`, from.UTC()).Scan(&out).Error
+		FROM exchanges WHERE created_at >= ? AND scope <> ?
+		GROUP BY 1 ORDER BY 1`, from.UTC(), ScopeSubRun).Scan(&out).Error
 	return out, wrap("admin daily exchanges", err)
 }
 

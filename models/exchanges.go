@@ -163,6 +163,24 @@ func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u Exchange
 	return s.Exchange(ctx, userID, id)
 }
 
+// ReplaceTitle sets the title of one of the user's exchanges to title only
+// while it is still was: a title made in the background (by a model) must
+// not overwrite the one its owner gave it meanwhile. It is not activity:
+// updated_at stays. It says whether the title changed, and returns the
+// header as it now stands.
+func (s *Store) ReplaceTitle(ctx context.Context, userID, exchangeID int64, was, title string) (*Exchange, bool, error) {
+	res := s.db.WithContext(ctx).Model(&Exchange{}).
+		Where("id = ? AND user_id = ? AND title = ?", exchangeID, userID, was).UpdateColumn("title", title)
+	if res.Error != nil {
+		return nil, false, wrap("replace title", res.Error)
+	}
+	ex, err := s.Exchange(ctx, userID, exchangeID)
+	if err != nil {
+		return nil, false, err
+	}
+	return ex, res.RowsAffected > 0, nil
+}
+
 // DeleteExchange deletes one of the user's exchanges and, by cascade, its
 // log. Its forks stay whole, in the family (reparentForks).
 func (s *Store) DeleteExchange(ctx context.Context, userID, id int64) error {

@@ -128,6 +128,11 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 	if err := q.Take(&parent).Error; err != nil {
 		return nil, err
 	}
+	if parent.Scope == ScopeSubRun {
+		// A sub-run is an agent's record, reached through its parent: it
+		// takes no messages, so it has no branches either.
+		return nil, fmt.Errorf("fork of sub-run %d: %w", parent.ID, ErrNotFound)
+	}
 	if s.dialect == "postgres" {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock_shared(?)", forkLock).Error; err != nil {
 			return nil, err

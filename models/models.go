@@ -18,6 +18,9 @@ const (
 	ScopeGeneral = "general"
 	ScopePage    = "page"
 	ScopeJob     = "job"
+	// ScopeSubRun is an agent's delegated work (SubRun): never in a
+	// person's history or search, reached through its parent.
+	ScopeSubRun = "subrun"
 )
 
 // Turn states of an exchange.
@@ -100,6 +103,10 @@ type Exchange struct {
 	TurnOwner       *string
 	TurnHeartbeatAt *time.Time
 	TurnAttempts    int64 `gorm:"not null"`
+	// ParentID and ParentSeq, for a sub-run (ScopeSubRun), are the exchange
+	// and the entry of its log that spawned it.
+	ParentID  *int64
+	ParentSeq *int64
 	// StoredBytes is what the log stores (content, agent_response and tool
 	// JSON, in UTF-8 bytes), kept by database triggers: read-only here.
 	StoredBytes int64 `gorm:"->;not null"`

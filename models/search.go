@@ -20,8 +20,11 @@ type SearchQuery struct {
 	Scope     string       // ScopeGeneral, ScopePage or ScopeJob; "" for all
 	AgentType string       // the exchange's agent; "" for any
 	Archived  bool         // include archived exchanges
-	Before    *SearchCursor
-	Limit     int
+	// Exclude, when set, leaves out one exchange (a search made from a
+	// chat does not find the chat it is made from).
+	Exclude int64
+	Before  *SearchCursor
+	Limit   int
 }
 
 // RoleTitle is the role of a hit on an exchange's title.
@@ -159,6 +162,14 @@ func searchFilters(userID int64, q SearchQuery) (string, []any) {
 	if q.Scope != "" {
 		where += " AND e.scope = ?"
 		args = append(args, q.Scope)
+	} else {
+		// Sub-runs are agents' work, reached through their parent.
+		where += " AND e.scope <> ?"
+		args = append(args, ScopeSubRun)
+	}
+	if q.Exclude != 0 {
+		where += " AND e.id <> ?"
+		args = append(args, q.Exclude)
 	}
 	if q.AgentType != "" {
 		where += " AND e.agent_type = ?"
@@ -184,6 +195,15 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 
 // searchSQLite ranks with FTS5's bm25 (lower is better).
 func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
+	sql, args := SQLiteSearchSQL(userID, q)
+	var rows []searchRow
+	return rows, db.Raw(sql, args...).Scan(&rows).Error
+}
+
+// SQLiteSearchSQL is the statement Search runs on SQLite for one page of
+// the user's hits, and its arguments (for database/sql as they are):
+// palaver bench times it bare beside the store's whole search.
+func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 	match := ftsQuery(q.Terms)
 	filter, fargs := searchFilters(userID, q)
 	keyset, kargs := searchKeyset(q.Before)
@@ -200,8 +220,29 @@ func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]search
 	args := append([]any{match}, fargs...)
 	args = append(append(args, match), fargs...)
 	args = append(append(args, kargs...), q.Limit)
-	var rows []searchRow
-	return rows, db.Raw(sql, args...).Scan(&rows).Error
+	return sql, args
+}
+
+// SQLiteSnippetSQL is the statement Search runs on SQLite for the snippets
+// of a page's hits on messages (or, with titles, on exchange titles), ids
+// being theirs, and its arguments (for database/sql as they are).
+func SQLiteSnippetSQL(terms []SearchTerm, titles bool, ids []int64) (string, []any) {
+	sql := `SELECT rowid AS id, snippet(messages_fts, 0, char(1), char(2), '…', 24) AS snippet
+		FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN (`
+	if titles {
+		sql = `SELECT rowid AS id, highlight(exchanges_fts, 0, char(1), char(2)) AS snippet
+		FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN (`
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, ftsQuery(terms))
+	for i, id := range ids {
+		if i > 0 {
+			sql += ", "
+		}
+		sql += "?"
+		args = append(args, id)
+	}
+	return sql + ")", args
 }
 
 // searchPostgres ranks with ts_rank_cd, negated so that lower is better as
@@ -267,7 +308,7 @@ func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map
 		Snippet string
 	}
 	out := map[searchKey]string{}
-	read := func(kind int, ids []int64, sqlite, postgres string) error {
+	read := func(kind int, ids []int64, postgres string) error {
 		if len(ids) == 0 {
 			return nil
 		}
@@ -277,7 +318,8 @@ func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map
 			tsq, args := tsQuerySQL(terms)
 			err = db.Raw(strings.Replace(postgres, "QUERY", tsq, 1), append(args, ids)...).Scan(&got).Error
 		} else {
-			err = db.Raw(sqlite, ftsQuery(terms), ids).Scan(&got).Error
+			sql, args := SQLiteSnippetSQL(terms, kind == searchKindTitle, ids)
+			err = db.Raw(sql, args...).Scan(&got).Error
 		}
 		for _, g := range got {
 			out[searchKey{kind, g.ID}] = g.Snippet
@@ -286,15 +328,11 @@ func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map
 	}
 	const headline = `'StartSel=` + markOpen + `, StopSel=` + markClose + `, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "'`
 	if err := read(searchKindMessage, msgIDs,
-		`SELECT rowid AS id, snippet(messages_fts, 0, char(1), char(2), '…', 24) AS snippet
-			FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN ?`,
 		`SELECT m.id, ts_headline('palaver', m.content, QUERY, `+headline+`) AS snippet
 			FROM messages m WHERE m.id IN ?`); err != nil {
 		return nil, err
 	}
 	err := read(searchKindTitle, exIDs,
-		`SELECT rowid AS id, highlight(exchanges_fts, 0, char(1), char(2)) AS snippet
-			FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN ?`,
 		`SELECT e.id, ts_headline('palaver', e.title, QUERY, 'StartSel=`+markOpen+`, StopSel=`+markClose+`, HighlightAll=true') AS snippet
 			FROM exchanges e WHERE e.id IN ?`)
 	return out, err

@@ -142,8 +142,11 @@ func (s *Store) failTurn(ctx context.Context, exchangeID int64, owner, reason st
 			return err
 		}
 		var err error
-		msg, err = appendEntry(tx, exchangeID, &Message{Role: RoleError, Content: reason})
-		return err
+		if msg, err = appendEntry(tx, exchangeID, &Message{Role: RoleError, Content: reason}); err != nil {
+			return err
+		}
+		// A sub-run that fails this way (its process died) ends failed.
+		return endSubRun(tx, exchangeID, SubRunFailed, reason)
 	})
 	if err != nil {
 		return nil, err
@@ -159,7 +162,7 @@ func (s *Store) RecoverStaleTurns(ctx context.Context, staleBefore time.Time, re
 	var stale []Exchange
 	db := s.db.WithContext(ctx)
 	staleBefore = staleBefore.UTC()
-	err := db.Select("id, user_id, turn_owner, turn_attempts").
+	err := db.Select("id, user_id, scope, turn_owner, turn_attempts").
 		Where("turn_status = ? AND (turn_heartbeat_at IS NULL OR turn_heartbeat_at < ?)", TurnRunning, staleBefore).
 		Find(&stale).Error
 	if err != nil {
@@ -314,6 +317,8 @@ func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner s
 			return err
 		}
 		switch {
+		case ex.Scope == ScopeSubRun:
+			return ErrNothingToRetry // its parent's agent decides what to do again
 		case ex.TurnStatus == TurnRunning:
 			return ErrTurnRunning
 		case ex.TurnStatus != TurnFailed:
@@ -348,7 +353,7 @@ func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner s
 // owners and attempts, across all users (for recovery, not for display).
 func (s *Store) RunningTurns(ctx context.Context) ([]Exchange, error) {
 	var out []Exchange
-	err := s.db.WithContext(ctx).Select("id, user_id, turn_owner, turn_attempts").
+	err := s.db.WithContext(ctx).Select("id, user_id, scope, turn_owner, turn_attempts").
 		Where("turn_status = ?", TurnRunning).Find(&out).Error
 	return out, wrap("running turns", err)
 }

@@ -51,7 +51,7 @@ type figure func(ctx context.Context, e *env, r report) error
 // figures run in this order: the disk's own cost first (the yardstick for
 // comparing machines), then the cheap ones, the seeding of the big
 // history table after the turns (so they meet a small database), the
-// sockets last.
+// search over that history, the sockets last.
 var figures = []struct {
 	name string
 	run  figure
@@ -61,6 +61,7 @@ var figures = []struct {
 	{"fork", forkFigures},
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
+	{"search", searchFigures},
 	{"fanout", fanoutFigures},
 	{"websocket rss", rssFigures},
 }
@@ -102,6 +103,22 @@ type env struct {
 	userID  int64
 	apiKey  string
 	closers []func()
+
+	words []string // the seeded text's vocabulary, most frequent first (vocabulary)
+	// histUser is the user whose big history the history figures seed,
+	// and the search figures search.
+	histUser struct {
+		id     int64
+		apiKey string
+	}
+}
+
+// vocabulary is the words the bench writes its messages with, made once.
+func (e *env) vocabulary() []string {
+	if e.words == nil {
+		e.words = vocabulary()
+	}
+	return e.words
 }
 
 // start opens and migrates the database at path, serves the app on a

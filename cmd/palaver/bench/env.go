@@ -95,12 +95,13 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 		return err
 	}
 	at := time.Now().UTC().Truncate(time.Microsecond)
+	text := newTextGen(e.vocabulary(), uint64(exchangeID))
 	for seq := from; seq < n; seq++ {
 		role, agent := "user", any(nil)
 		if seq%2 == 1 {
 			role, agent = "assistant", "general"
 		}
-		if _, err := st.ExecContext(ctx, exchangeID, seq, role, fmt.Sprintf("seeded message %d of the bench exchange", seq), agent, at); err != nil {
+		if _, err := st.ExecContext(ctx, exchangeID, seq, role, text.message(seq%2 == 1), agent, at); err != nil {
 			return err
 		}
 	}

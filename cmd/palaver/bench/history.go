@@ -42,6 +42,7 @@ func (e *env) history(ctx context.Context) (api, bare time.Duration, err error) 
 	if err := e.seedHistory(ctx, u.ID); err != nil {
 		return 0, 0, err
 	}
+	e.histUser.id, e.histUser.apiKey = u.ID, key
 	var apiDs, bareDs []time.Duration
 	for range e.size.HistSamples {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+"/api/chat/history?limit=50", nil)
@@ -73,6 +74,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 		return err
 	}
 	base := time.Now().UTC().Truncate(time.Microsecond)
+	text := newTextGen(e.vocabulary(), 42)
 	const batch = 2000 // exchanges per transaction
 	for done := 0; done < e.size.HistExchanges; done += batch {
 		err := func() error {
@@ -92,15 +94,18 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 			for i := done; i < min(done+batch, e.size.HistExchanges); i++ {
 				id := next + int64(i)
 				at := base.Add(-time.Duration(e.size.HistExchanges-i) * time.Second)
-				if _, err := exSt.ExecContext(ctx, id, userID, fmt.Sprintf("exchange %d", i), perEx/2, at, at); err != nil {
+				first := text.message(false)
+				if _, err := exSt.ExecContext(ctx, id, userID, models.TitleFrom(first), perEx/2, at, at); err != nil {
 					return err
 				}
 				for seq := range perEx {
-					role, agent := "user", any(nil)
+					role, agent, content := "user", any(nil), first
 					if seq%2 == 1 {
-						role, agent = "assistant", "general"
+						role, agent, content = "assistant", "general", text.message(true)
+					} else if seq > 0 {
+						content = text.message(false)
 					}
-					if _, err := msgSt.ExecContext(ctx, id, seq, role, fmt.Sprintf("message %d of exchange %d", seq, i), agent, at); err != nil {
+					if _, err := msgSt.ExecContext(ctx, id, seq, role, content, agent, at); err != nil {
 						return err
 					}
 				}
@@ -111,7 +116,13 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 			return err
 		}
 	}
-	_, err := e.raw.ExecContext(ctx, `ANALYZE`)
+	if _, err := e.raw.ExecContext(ctx, `ANALYZE`); err != nil {
+		return err
+	}
+	// The seed's write-ahead log (hundreds of MB at the full size) is
+	// copied into the database now, not by whichever commit of a later
+	// figure reaches the checkpoint first.
+	_, err := e.raw.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	return err
 }
 

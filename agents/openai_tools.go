@@ -1,0 +1,141 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"palaver/models"
+)
+
+// maxToolRounds bounds the requests of one reply that offers tools: after
+// this many, the model is asked without them and must answer.
+const maxToolRounds = 4
+
+// searchPrompt tells a general chat's model about its search tool.
+const searchPrompt = "When the user asks about their earlier conversations, call " + toolSearch +
+	" and link the hits you use with their url, in Markdown."
+
+// searchTools declares the search of the user's conversations as a function.
+func searchTools() []chatTool {
+	var t chatTool
+	t.Type = "function"
+	t.Function.Name = toolSearch
+	t.Function.Description = "Search the user's own earlier conversations (their messages, the replies and the titles). " +
+		"Returns the best matches, each with its title, the text around the match and a url that opens the conversation at that message."
+	t.Function.Parameters = map[string]any{
+		"type": "object",
+		"properties": map[string]any{"query": map[string]any{
+			"type":        "string",
+			"description": `words that must all appear (any form: "running" finds "run"), "a quoted phrase", or word* for a prefix`,
+		}},
+		"required": []string{"query"},
+	}
+	return []chatTool{t}
+}
+
+// toolError is a failure of the turn itself while it ran a tool (its lease
+// lost, the database): not the model's.
+type toolError struct{ err error }
+
+func (e *toolError) Error() string { return e.err.Error() }
+func (e *toolError) Unwrap() error { return e.err }
+
+// converse asks the model and, while it calls the search tool, runs the
+// calls (each a recorded sub-run, through req.SearchChats), gives it the
+// results and asks again, up to maxToolRounds. The returned completion
+// holds the text of every round, as it streamed to onDelta, the token usage
+// summed, and the last round's tool calls (the page assistant's proposals;
+// search calls are answered here).
+func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, onDelta func(string)) (*completion, error) {
+	var text strings.Builder
+	usage := map[string]int{}
+	for round := 1; ; round++ {
+		gap := text.Len() > 0 // the rounds' texts are paragraphs of one reply
+		comp, err := o.complete(ctx, body, func(d string) {
+			if gap {
+				d, gap = "\n\n"+d, false
+			}
+			text.WriteString(d)
+			if onDelta != nil {
+				onDelta(d)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range comp.Usage {
+			n, _ := v.(int)
+			usage[k] += n
+		}
+		calls := comp.ToolCalls
+		if req.SearchChats == nil || req.Page != nil || body.Tools == nil || !callsTool(calls, toolSearch) {
+			comp.Content = text.String()
+			if len(usage) > 0 {
+				comp.Usage = map[string]any{}
+				for k, v := range usage {
+					comp.Usage[k] = v
+				}
+			}
+			return comp, nil
+		}
+		said := chatMessage{Role: "assistant", Content: comp.Content}
+		for i, tc := range calls {
+			if tc.ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", round, i)
+			}
+			var w wireToolCall
+			w.ID, w.Type = calls[i].ID, "function"
+			w.Function.Name, w.Function.Arguments = tc.Function.Name, tc.Function.Arguments
+			said.ToolCalls = append(said.ToolCalls, w)
+		}
+		body.Messages = append(body.Messages, said)
+		for _, tc := range calls {
+			answer, err := o.runTool(ctx, req, tc)
+			if err != nil {
+				return nil, &toolError{err}
+			}
+			body.Messages = append(body.Messages, chatMessage{Role: "tool", ToolCallID: tc.ID, Content: answer})
+		}
+		if round == maxToolRounds-1 {
+			body.Tools = nil // the last round answers with what it has
+		}
+	}
+}
+
+func callsTool(calls []chatToolCall, name string) bool {
+	for _, tc := range calls {
+		if tc.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// runTool runs one of the model's tool calls and returns what the model is
+// told (JSON). Calls of tools it was not offered, or with arguments that
+// cannot be read, are answered with an error it can correct.
+func (o *OpenAI) runTool(ctx context.Context, req Request, tc chatToolCall) (string, error) {
+	reply := func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	if tc.Function.Name != toolSearch {
+		return reply(map[string]any{"error": "there is no tool named " + tc.Function.Name})
+	}
+	var args struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil || strings.TrimSpace(args.Query) == "" {
+		return reply(map[string]any{"error": `the arguments must be {"query": "some words"}`})
+	}
+	out, err := req.SearchChats(ctx, tc.ID, args.Query)
+	if err != nil {
+		return "", err
+	}
+	if out.Status != models.SubRunOK {
+		return reply(map[string]any{"query": out.Query, "error": out.Result})
+	}
+	return reply(map[string]any{"query": out.Query, "hits": out.Hits})
+}
