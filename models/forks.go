@@ -170,10 +170,11 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 	// fork's log reads in the same order (every reader orders by id). The
 	// seq bound matters on PostgreSQL only, where the parent's running
 	// turn may commit an entry at seq after it was looked for above.
+	// Each copy is an entry of its own: a uid of its own, made in SQL.
 	if err := tx.Exec(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
-			edit_mode, feedback, feedback_comment, created_at, copy_of)
+			edit_mode, feedback, feedback_comment, created_at, copy_of, uid)
 		SELECT ?, seq, role, content, agent_type, agent_response, tool,
-			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id)
+			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), `+s.uidSQL()+`
 		FROM messages WHERE exchange_id = ? AND id < ? AND (seq IS NULL OR seq < ?) ORDER BY id`,
 		ex.ID, parentID, cut, seq).Error; err != nil {
 		return nil, err
@@ -540,4 +541,14 @@ func (s *Store) reparentForks(tx *gorm.DB, ids []int64) error {
 		}
 	}
 	return nil
+}
+
+// uidSQL is the SQL expression of a new random uid (a UUID, version 4), for
+// rows the database copies itself.
+func (s *Store) uidSQL() string {
+	if s.dialect == "postgres" {
+		return "gen_random_uuid()::text"
+	}
+	return `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
+		|| substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`
 }

@@ -2,7 +2,12 @@
 // touches the database. It knows nothing of HTTP.
 package models
 
-import "time"
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+)
 
 // Roles of a log entry.
 const (
@@ -64,6 +69,7 @@ func (APIKey) TableName() string { return "api_keys" }
 // Page is a Markdown document a user edits with an agent's help.
 type Page struct {
 	ID        int64     `gorm:"primaryKey"`
+	UID       string    `gorm:"column:uid"` // stable identity (exports, imports): set once by BeforeCreate
 	UserID    int64     `gorm:"not null"`
 	Title     string    `gorm:"not null"`
 	Content   string    `gorm:"not null"`
@@ -75,6 +81,7 @@ type Page struct {
 // PageRevision is one saved state of a page and where it came from.
 type PageRevision struct {
 	ID         int64     `gorm:"primaryKey"`
+	UID        string    `gorm:"column:uid"` // stable identity (exports, imports): set once by BeforeCreate
 	PageID     int64     `gorm:"not null"`
 	Content    string    `gorm:"not null"`
 	EditSource string    `gorm:"not null"`
@@ -86,6 +93,7 @@ type PageRevision struct {
 // messages, plus the lease of the turn that may be running on it.
 type Exchange struct {
 	ID              int64  `gorm:"primaryKey"`
+	UID             string `gorm:"column:uid"` // stable identity (exports, imports): set once by BeforeCreate
 	UserID          int64  `gorm:"not null"`
 	Scope           string `gorm:"not null"`
 	PageID          *int64
@@ -115,6 +123,7 @@ type Exchange struct {
 // Message is one entry of an exchange's log. Seq is nil for error rows.
 type Message struct {
 	ID              int64  `gorm:"primaryKey"`
+	UID             string `gorm:"column:uid"` // stable identity (exports, imports): set once by BeforeCreate
 	ExchangeID      int64  `gorm:"not null"`
 	Seq             *int64 // position in the log; nil for error rows
 	Role            string `gorm:"not null"`
@@ -165,4 +174,29 @@ type ProposalRejection struct {
 	MessageID int64     `gorm:"primaryKey;autoIncrement:false"`
 	UserID    int64     `gorm:"not null"`
 	CreatedAt time.Time `gorm:"not null"`
+}
+
+// newUID is a new stable identity: a time-ordered UUID (v7), so that rows
+// made one after the other sort near each other in the uid indexes.
+func newUID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// BeforeCreate gives a new exchange its uid.
+func (e *Exchange) BeforeCreate(*gorm.DB) error { e.UID = orNewUID(e.UID); return nil }
+
+// BeforeCreate gives a new message its uid.
+func (m *Message) BeforeCreate(*gorm.DB) error { m.UID = orNewUID(m.UID); return nil }
+
+// BeforeCreate gives a new page its uid.
+func (p *Page) BeforeCreate(*gorm.DB) error { p.UID = orNewUID(p.UID); return nil }
+
+// BeforeCreate gives a new revision its uid.
+func (r *PageRevision) BeforeCreate(*gorm.DB) error { r.UID = orNewUID(r.UID); return nil }
+
+// orNewUID keeps a uid given by the caller (an import) and makes one
+// otherwise.
+func orNewUID(uid string) string {
+	if uid != "" {
+		return uid
+	}
+	return newUID()
 }

@@ -1,0 +1,34 @@
+-- +goose Up
+-- Stable identities (issue 12): every exchange, message, page and revision
+-- carries a uid, a UUID given when the row is made (the store's BeforeCreate
+-- hooks, time-ordered v7) and never changed; exports carry it and imports
+-- match on it. Rows made before this migration get a random (v4) one here.
+-- A fork's copied entries get their own, in the fork's INSERT … SELECT.
+-- The column is NOT NULL with '' as its default only because SQLite cannot
+-- add a NOT NULL column without one: the store never leaves it empty (a
+-- test checks every way it makes rows), and the uniqueness covers every
+-- uid that is set.
+ALTER TABLE exchanges ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+ALTER TABLE page_revisions ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+
+UPDATE exchanges SET uid = gen_random_uuid()::text;
+UPDATE messages SET uid = gen_random_uuid()::text;
+UPDATE pages SET uid = gen_random_uuid()::text;
+UPDATE page_revisions SET uid = gen_random_uuid()::text;
+
+CREATE UNIQUE INDEX exchanges_uid ON exchanges (uid) WHERE uid <> '';
+CREATE UNIQUE INDEX messages_uid ON messages (uid) WHERE uid <> '';
+CREATE UNIQUE INDEX pages_uid ON pages (uid) WHERE uid <> '';
+CREATE UNIQUE INDEX page_revisions_uid ON page_revisions (uid) WHERE uid <> '';
+
+-- +goose Down
+DROP INDEX page_revisions_uid;
+DROP INDEX pages_uid;
+DROP INDEX messages_uid;
+DROP INDEX exchanges_uid;
+ALTER TABLE page_revisions DROP COLUMN uid;
+ALTER TABLE pages DROP COLUMN uid;
+ALTER TABLE messages DROP COLUMN uid;
+ALTER TABLE exchanges DROP COLUMN uid;
