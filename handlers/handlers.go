@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
+	"palaver/dataport"
 	"palaver/models"
 	"palaver/screens"
 	"palaver/static"
@@ -40,6 +41,8 @@ type Store interface {
 	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
+	dataport.Store // the user's data, for exports
+	ExportExchange(ctx context.Context, userID, id int64) (*models.ExportedExchange, error)
 	DeleteExchange(ctx context.Context, userID, id int64) error
 	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
 	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)

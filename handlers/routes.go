@@ -25,6 +25,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Post("/chat/exchange/:id/fork", h.apiFork)
 	api.Post("/chat/exchange/:id/regenerate", h.apiRegenerate)
 	api.Get("/chat/exchange/:id/branches", h.apiBranches)
+	api.Get("/chat/exchange/:id/export", h.apiExchangeExport)
+	api.Get("/export", h.apiExport)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
 	api.Get("/chat/search", h.apiSearch)
 	api.Patch("/chat/exchange/:id", h.apiExchangeUpdate)

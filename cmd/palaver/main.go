@@ -4,6 +4,7 @@
 //	palaver migrate [--db …]
 //	palaver user add NAME --password PW [--admin] [--db …]
 //	palaver user key NAME [--db …]
+//	palaver export --user NAME [--out FILE] [--db …]
 //	palaver bench [--quick] [--db-dir DIR] [--cpuprofile FILE]
 //
 // Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
@@ -35,6 +36,7 @@ const usage = `usage:
   palaver migrate [--db …]                                          apply pending migrations
   palaver user add NAME --password PW [--admin] [--db …]            create an account
   palaver user key NAME [--db …]                                    print a new API key
+  palaver export --user NAME [--out FILE] [--db …]                  the user's data as JSONL (stdout without --out)
   palaver bench   [--quick] [--db-dir DIR] [--cpuprofile FILE]      measure against the targets on a temporary database
 
 Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.
@@ -71,6 +73,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return serve(ctx, rest, stderr)
 	case "migrate":
 		return migrate(ctx, rest, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, rest, stdout, stderr)
 	case "user":

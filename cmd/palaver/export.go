@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"palaver/dataport"
+	"palaver/models"
+)
+
+// exportCmd writes one user's data as a Palaver export (NDJSON) to stdout or
+// --out: the same stream as GET /api/export.
+func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	f := newFlags("export", stderr)
+	user := f.string("user", "", "the account whose data is exported (required)")
+	outPath := f.string("out", "", "write to this file instead of standard output")
+	db := dbFlag(f)
+	if pos, err := f.parse(args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%w: export takes no arguments, got %q", errUsage, pos[0])
+	}
+	if *user == "" {
+		return fmt.Errorf("%w: export needs --user NAME", errUsage)
+	}
+	store, _, err := openStore(ctx, *db, models.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	u, err := store.UserByUsername(ctx, *user)
+	if err != nil {
+		return fmt.Errorf("no account %q: %w", *user, err)
+	}
+	w := stdout
+	if *outPath != "" {
+		file, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		w = file
+	}
+	b := bufio.NewWriter(w)
+	n, err := dataport.Export(ctx, store, u.ID, b, nil)
+	if err != nil {
+		return err
+	}
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	if *outPath != "" {
+		fmt.Fprintf(stderr, "exported %d pages and %d exchanges (%d messages) to %s\n", n.Pages, n.Exchanges, n.Messages, *outPath)
+	}
+	return nil
+}

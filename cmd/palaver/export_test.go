@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"palaver/models"
+	"palaver/transfer"
+)
+
+// TestExportCommand: palaver export writes the user's data as the export
+// format (to stdout, or --out with a line on stderr), and nothing of other
+// users'; mistakes are one clear line.
+func TestExportCommand(t *testing.T) {
+	db := dbPath(t)
+	palaver(t, "user", "add", "ann", "--password", "correct horse", "--db", db).ok(t, "user add")
+	palaver(t, "user", "add", "bob", "--password", "correct horse", "--db", db).ok(t, "user add")
+	s := openDB(t, db)
+	ctx := context.Background()
+	for name, query := range map[string]string{"ann": "ann's pelican question", "bob": "bob's walrus question"} {
+		u, err := s.UserByUsername(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, _, err := s.StartTurn(ctx, models.TurnStart{UserID: u.ID, Scope: models.ScopeGeneral, AgentType: "router", Query: query, Owner: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishTurn(ctx, ex.ID, "test", &models.Message{Role: models.RoleAssistant, Content: "an answer"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := palaver(t, "export", "--user", "ann", "--db", db)
+	r.ok(t, "export to stdout")
+	items := readExport(t, r.stdout)
+	if len(items) != 1 || items[0].Exchange == nil || items[0].Exchange.Messages[0].Content != "ann's pelican question" {
+		t.Fatalf("exported %+v", items)
+	}
+	if strings.Contains(r.stdout, "walrus") {
+		t.Fatal("the export holds another user's message")
+	}
+
+	out := filepath.Join(t.TempDir(), "ann.ndjson")
+	r = palaver(t, "export", "--user", "ann", "--out", out, "--db", db)
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "exported 0 pages and 1 exchanges (2 messages)") {
+		t.Errorf("export to a file: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readExport(t, string(b)); len(got) != 1 || got[0].Exchange.UID != items[0].Exchange.UID {
+		t.Fatalf("the file's export %+v differs from stdout's %+v", got, items)
+	}
+
+	palaver(t, "export", "--db", db).oneLine(t, "export without --user", "--user")
+	palaver(t, "export", "--user", "nobody", "--db", db).oneLine(t, "export of a missing user", "nobody")
+}
+
+// readExport reads a whole Palaver export.
+func readExport(t *testing.T, s string) []transfer.Item {
+	t.Helper()
+	r, err := transfer.NewReader(bytes.NewReader([]byte(s)))
+	if err != nil {
+		t.Fatalf("export header: %v\n%s", err, s)
+	}
+	var items []transfer.Item
+	for {
+		it, err := r.Next()
+		if err == io.EOF {
+			return items
+		}
+		if err != nil {
+			t.Fatalf("export: %v\n%s", err, s)
+		}
+		items = append(items, it)
+	}
+}

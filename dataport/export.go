@@ -1,0 +1,159 @@
+// Package dataport moves a user's data in and out of Palaver: it maps the
+// store's rows to the export format of package transfer (and back, for
+// imports). The HTTP API and the command line both use it.
+package dataport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"palaver/models"
+	"palaver/transfer"
+)
+
+// Store is what an export reads.
+type Store interface {
+	ExportPages(ctx context.Context, userID int64, fn func(*models.ExportedPage) error) error
+	ExportExchanges(ctx context.Context, userID int64, fn func(*models.ExportedExchange) error) error
+}
+
+// Counts says how much an export wrote.
+type Counts struct {
+	Pages, Exchanges, Messages int
+}
+
+// Export writes everything the user owns to w as a Palaver export (NDJSON):
+// the header, then each page with its revisions, then each exchange with its
+// whole log, so that a page's line comes before its exchanges'. It reads and
+// writes a batch at a time: memory stays bounded whatever the account
+// holds. progress, when set, hears the counts after each line.
+func Export(ctx context.Context, store Store, userID int64, w io.Writer, progress func(Counts)) (Counts, error) {
+	var n Counts
+	out, err := transfer.NewWriter(w, time.Now().UTC())
+	if err != nil {
+		return n, err
+	}
+	err = store.ExportPages(ctx, userID, func(p *models.ExportedPage) error {
+		tp, err := Page(p)
+		if err != nil {
+			return err
+		}
+		if err := out.WritePage(tp); err != nil {
+			return err
+		}
+		n.Pages++
+		if progress != nil {
+			progress(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	err = store.ExportExchanges(ctx, userID, func(e *models.ExportedExchange) error {
+		te, err := Exchange(e)
+		if err != nil {
+			return err
+		}
+		if err := out.WriteExchange(te); err != nil {
+			return err
+		}
+		n.Exchanges++
+		n.Messages += len(te.Messages)
+		if progress != nil {
+			progress(n)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Page maps a stored page to its export line.
+func Page(p *models.ExportedPage) (*transfer.Page, error) {
+	uid, err := parseUID("page", p.ID, p.UID)
+	if err != nil {
+		return nil, err
+	}
+	out := &transfer.Page{UID: uid, Title: p.Title, Content: p.Content, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(),
+		Revisions: make([]*transfer.Revision, len(p.Revisions))}
+	for i, r := range p.Revisions {
+		ruid, err := parseUID("revision", r.ID, r.UID)
+		if err != nil {
+			return nil, err
+		}
+		tr := &transfer.Revision{UID: ruid, Content: r.Content, EditSource: r.EditSource, CreatedAt: r.CreatedAt.UTC()}
+		if r.MessageUID != nil && *r.MessageUID != "" {
+			mu, err := parseUID("message", *r.MessageID, *r.MessageUID)
+			if err != nil {
+				return nil, err
+			}
+			tr.MessageUID = &mu
+		}
+		out.Revisions[i] = tr
+	}
+	return out, nil
+}
+
+// Exchange maps a stored exchange and its log to its export line.
+func Exchange(e *models.ExportedExchange) (*transfer.Exchange, error) {
+	uid, err := parseUID("exchange", e.ID, e.UID)
+	if err != nil {
+		return nil, err
+	}
+	out := &transfer.Exchange{
+		UID: uid, Title: e.Title, AgentType: e.AgentType, JobID: e.JobID, Scope: e.Scope,
+		Pinned: e.Pinned, Archived: e.Archived, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+		Messages: make([]*transfer.Message, len(e.Messages)),
+	}
+	if e.PageUID != nil && *e.PageUID != "" {
+		pu, err := parseUID("page", *e.PageID, *e.PageUID)
+		if err != nil {
+			return nil, err
+		}
+		out.PageUID = &pu
+	}
+	if e.ParentUID != nil && *e.ParentUID != "" && e.ForkedAtSeq != nil {
+		fu, err := parseUID("exchange", *e.ForkedFromID, *e.ParentUID)
+		if err != nil {
+			return nil, err
+		}
+		out.ForkedFrom = &transfer.ForkRef{ExchangeUID: fu, Seq: *e.ForkedAtSeq}
+	}
+	for i := range e.Messages {
+		m := &e.Messages[i]
+		mu, err := parseUID("message", m.ID, m.UID)
+		if err != nil {
+			return nil, err
+		}
+		tm := &transfer.Message{
+			UID: mu, Seq: m.Seq, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(),
+			AgentType: m.AgentType, EditMode: m.EditMode, Feedback: m.Feedback, Comment: m.FeedbackComment,
+		}
+		if m.AgentResponse != nil {
+			if tm.AgentResponse, err = json.Marshal(m.AgentResponse); err != nil {
+				return nil, err
+			}
+		}
+		if m.Tool != nil {
+			if tm.Tool, err = json.Marshal(m.Tool); err != nil {
+				return nil, err
+			}
+		}
+		out.Messages[i] = tm
+	}
+	return out, nil
+}
+
+// parseUID reads a row's uid; a row without one (written by hand, outside
+// the store) cannot be exported faithfully, and says which.
+func parseUID(what string, id int64, uid string) (transfer.UID, error) {
+	u, err := transfer.ParseUID(strings.TrimSpace(uid))
+	if err != nil {
+		return u, fmt.Errorf("export: %s %d has no valid uid (%q): %w", what, id, uid, err)
+	}
+	return u, nil
+}
