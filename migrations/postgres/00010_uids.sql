@@ -7,7 +7,10 @@
 -- The column is NOT NULL with '' as its default only because SQLite cannot
 -- add a NOT NULL column without one: the store never leaves it empty (a
 -- test checks every way it makes rows), and the uniqueness covers every
--- uid that is set.
+-- uid that is set. A uid is unique within its owner (a user's exchanges and
+-- pages, an exchange's messages, a page's revisions): an export imported
+-- into another account keeps its uids, and importing it again there finds
+-- them and skips them.
 ALTER TABLE exchanges ADD COLUMN uid TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN uid TEXT NOT NULL DEFAULT '';
 ALTER TABLE pages ADD COLUMN uid TEXT NOT NULL DEFAULT '';
@@ -18,10 +21,10 @@ UPDATE messages SET uid = gen_random_uuid()::text;
 UPDATE pages SET uid = gen_random_uuid()::text;
 UPDATE page_revisions SET uid = gen_random_uuid()::text;
 
-CREATE UNIQUE INDEX exchanges_uid ON exchanges (uid) WHERE uid <> '';
-CREATE UNIQUE INDEX messages_uid ON messages (uid) WHERE uid <> '';
-CREATE UNIQUE INDEX pages_uid ON pages (uid) WHERE uid <> '';
-CREATE UNIQUE INDEX page_revisions_uid ON page_revisions (uid) WHERE uid <> '';
+CREATE UNIQUE INDEX exchanges_uid ON exchanges (user_id, uid) WHERE uid <> '';
+CREATE UNIQUE INDEX messages_uid ON messages (exchange_id, uid) WHERE uid <> '';
+CREATE UNIQUE INDEX pages_uid ON pages (user_id, uid) WHERE uid <> '';
+CREATE UNIQUE INDEX page_revisions_uid ON page_revisions (page_id, uid) WHERE uid <> '';
 
 -- +goose Down
 DROP INDEX page_revisions_uid;
