@@ -59,6 +59,23 @@ func TestExportCommand(t *testing.T) {
 		t.Fatalf("the file's export %+v differs from stdout's %+v", got, items)
 	}
 
+	// The file imports into another account, once.
+	r = palaver(t, "import", "--user", "bob", out, "--db", db)
+	r.ok(t, "import")
+	if r.stdout != "imported 1 exchanges (2 messages) and 0 pages; skipped 0 exchanges and 0 pages already there\n" {
+		t.Errorf("import said %q", r.stdout)
+	}
+	r = palaver(t, "import", "--user", "bob", out, "--db", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "imported 0 exchanges (0 messages) and 0 pages; skipped 1 exchanges") {
+		t.Errorf("a second import: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.ndjson")
+	if err := os.WriteFile(bad, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	palaver(t, "import", "--user", "bob", bad, "--db", db).oneLine(t, "import of a cut file", "nothing imported")
+	palaver(t, "import", "--user", "bob", "--db", db).oneLine(t, "import without a file", "FILE")
+
 	palaver(t, "export", "--db", db).oneLine(t, "export without --user", "--user")
 	palaver(t, "export", "--user", "nobody", "--db", db).oneLine(t, "export of a missing user", "nobody")
 }

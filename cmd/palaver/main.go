@@ -5,6 +5,7 @@
 //	palaver user add NAME --password PW [--admin] [--db …]
 //	palaver user key NAME [--db …]
 //	palaver export --user NAME [--out FILE] [--db …]
+//	palaver import --user NAME FILE [--db …]
 //	palaver bench [--quick] [--db-dir DIR] [--cpuprofile FILE]
 //
 // Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
@@ -37,6 +38,7 @@ const usage = `usage:
   palaver user add NAME --password PW [--admin] [--db …]            create an account
   palaver user key NAME [--db …]                                    print a new API key
   palaver export --user NAME [--out FILE] [--db …]                  the user's data as JSONL (stdout without --out)
+  palaver import --user NAME FILE [--db …]                          Palaver JSONL, or ChatGPT's conversations.json / export .zip
   palaver bench   [--quick] [--db-dir DIR] [--cpuprofile FILE]      measure against the targets on a temporary database
 
 Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.
@@ -75,6 +77,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return migrate(ctx, rest, stdout, stderr)
 	case "export":
 		return exportCmd(ctx, rest, stdout, stderr)
+	case "import":
+		return importCmd(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, rest, stdout, stderr)
 	case "user":

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"palaver/dataport"
+	"palaver/models"
+	"palaver/transfer"
+)
+
+// importCmd reads a Palaver export, or ChatGPT's conversations.json or
+// export .zip, into a user's account, in one transaction.
+func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("import", stderr)
+	user := f.string("user", "", "the account that receives the data (required)")
+	db := dbFlag(f)
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if *user == "" || len(pos) != 1 {
+		return fmt.Errorf("%w: import needs --user NAME and one FILE", errUsage)
+	}
+	file, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	store, _, err := openStore(ctx, *db, models.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	u, err := store.UserByUsername(ctx, *user)
+	if err != nil {
+		return fmt.Errorf("no account %q: %w", *user, err)
+	}
+	n, err := dataport.Import(ctx, store, u.ID, file, transfer.Options{})
+	if err != nil {
+		return fmt.Errorf("nothing imported: %w", err)
+	}
+	fmt.Fprintf(stdout, "imported %d exchanges (%d messages) and %d pages; skipped %d exchanges and %d pages already there\n",
+		n.Exchanges, n.Messages, n.Pages, n.SkippedExchanges, n.SkippedPages)
+	return nil
+}
