@@ -1,13 +1,23 @@
 package handlers
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
 )
 
-// apiMessages returns an exchange's log in order, error rows included; with
-// ?at=SEQ, the log as it stood when entry SEQ was written.
+// apiMessagesMax bounds a page of a log (?limit=).
+const apiMessagesMax = 1000
+
+// apiMessages returns an exchange's log in order, error rows included (the
+// whole log, as Galaxy answers); with ?at=SEQ, the log as it stood when
+// entry SEQ was written; with ?limit=N (and ?before_seq=SEQ), a page for
+// clients that page a long log: the last N entries before SEQ (the end of
+// the log without it) and the error rows among them. The next page back
+// asks before the first entry's seq.
 func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -17,7 +27,27 @@ func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := h.store.Messages(c.UserContext(), currentUser(c).ID, id, at)
+	limit, err := apiQueryInt(c, "limit", 1, apiMessagesMax, fmt.Sprintf("an integer from 1 to %d", apiMessagesMax))
+	if err != nil {
+		return err
+	}
+	before, err := apiQueryInt(c, "before_seq", 0, math.MaxInt64, "a seq: an integer of at least 0")
+	if err != nil {
+		return err
+	}
+	if at != nil && (limit != nil || before != nil) {
+		return fiber.NewError(fiber.StatusBadRequest, "at shows the log as it was; it does not page: leave out limit and before_seq")
+	}
+	var msgs []models.Message
+	if limit != nil || before != nil {
+		n := apiMessagesMax
+		if limit != nil {
+			n = int(*limit)
+		}
+		msgs, err = h.store.MessagesBefore(c.UserContext(), currentUser(c).ID, id, before, n)
+	} else {
+		msgs, err = h.store.Messages(c.UserContext(), currentUser(c).ID, id, at)
+	}
 	if err != nil {
 		return err
 	}

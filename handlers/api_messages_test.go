@@ -130,3 +130,56 @@ func TestAPIMessagesErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIMessagesPaging: ?limit and ?before_seq page a long log from its
+// end, error rows with the entries around them, each entry once; the whole
+// log stays the default.
+func TestAPIMessagesPaging(t *testing.T) {
+	a := newTestApp(t, withChatProvider(chatDownProvider{}))
+	ann := a.apiClient("ann")
+	ex := *ann.apiChat("first, which fails", 0).ExchangeID // seq 0 and an error row
+	a.chatExec(`UPDATE exchanges SET turn_status = 'idle' WHERE id = ?`, ex)
+	for i := 1; i <= 6; i++ {
+		// The fake that fails answers each: user messages and error rows.
+		ann.apiChat(fmt.Sprintf("message %d", i), ex)
+		a.chatExec(`UPDATE exchanges SET turn_status = 'idle' WHERE id = ?`, ex)
+	}
+	whole := ann.apiMessages(ex)
+	errorRows := 0
+	for _, m := range whole {
+		if m.Seq == nil {
+			errorRows++
+		}
+	}
+	if errorRows < 5 || len(whole) < 10 {
+		t.Fatalf("the log has %d entries, %d of them error rows: the test needs both", len(whole), errorRows)
+	}
+	var walked []apiMsgOut
+	path := fmt.Sprintf("/api/chat/exchange/%d/messages?limit=2", ex)
+	for range 20 {
+		var page []apiMsgOut
+		ann.apiJSON(http.MethodGet, path, nil, http.StatusOK, &page)
+		if len(page) == 0 {
+			break
+		}
+		walked = append(page, walked...)
+		if page[0].Seq == nil {
+			t.Fatalf("a page begins with an error row: %+v", page)
+		}
+		path = fmt.Sprintf("/api/chat/exchange/%d/messages?limit=2&before_seq=%d", ex, *page[0].Seq)
+	}
+	if len(walked) != len(whole) {
+		t.Fatalf("paging walked %d entries, the log has %d", len(walked), len(whole))
+	}
+	for i := range whole {
+		if walked[i].ID != whole[i].ID {
+			t.Fatalf("entry %d: paged %d, whole %d", i, walked[i].ID, whole[i].ID)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=1001", "before_seq=-1", "at=1&limit=2"} {
+		res, body := ann.api(http.MethodGet, fmt.Sprintf("/api/chat/exchange/%d/messages?%s", ex, q), nil)
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", q, res.StatusCode, body)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type Store interface {
 	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
 	dataport.Store // the user's data, for exports
 	ExportExchange(ctx context.Context, userID, id int64) (*models.ExportedExchange, error)
+	MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]models.Message, error)
 	DeleteExchange(ctx context.Context, userID, id int64) error
 	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
 	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)

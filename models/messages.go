@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,45 @@ func (s *Store) Messages(ctx context.Context, userID, exchangeID int64, at *int6
 	var msgs []Message
 	err := tx.Order("id").Find(&msgs).Error
 	return msgs, wrap("messages", err)
+}
+
+// MessagesBefore returns a page of an exchange's log, in order: the last
+// limit entries with a seq before beforeSeq (nil: the end of the log), and
+// the error rows among them. An error row older than the page's first entry
+// belongs to the next page back, so that paging by the first entry's seq
+// never shows a row twice.
+func (s *Store) MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]Message, error) {
+	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
+		return nil, fmt.Errorf("messages before: %w", err)
+	}
+	db := s.db.WithContext(ctx)
+	cut := int64(1) << 62
+	if beforeSeq != nil {
+		var ids []int64
+		if err := db.Model(&Message{}).Where("exchange_id = ? AND seq >= ?", exchangeID, *beforeSeq).
+			Order("seq").Limit(1).Pluck("id", &ids).Error; err != nil {
+			return nil, wrap("messages before", err)
+		}
+		if len(ids) == 1 {
+			cut = ids[0]
+		}
+	}
+	var page []Message
+	if err := db.Where("exchange_id = ? AND seq IS NOT NULL AND id < ?", exchangeID, cut).
+		Order("id DESC").Limit(limit).Find(&page).Error; err != nil {
+		return nil, wrap("messages before", err)
+	}
+	if len(page) == 0 {
+		return page, nil
+	}
+	var errs []Message
+	if err := db.Where("exchange_id = ? AND seq IS NULL AND id > ? AND id < ?", exchangeID, page[len(page)-1].ID, cut).
+		Find(&errs).Error; err != nil {
+		return nil, wrap("messages before", err)
+	}
+	page = append(page, errs...)
+	slices.SortFunc(page, func(a, b Message) int { return cmp.Compare(a.ID, b.ID) })
+	return page, nil
 }
 
 // RecentContext returns the last limit entries of the log (no error rows) in
