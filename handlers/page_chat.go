@@ -88,7 +88,8 @@ func (h *Handlers) pageChatNew(c *fiber.Ctx) error {
 	return h.pagePanelAnswer(c, p)
 }
 
-// pageChatOpen makes one of the page's chats the one its panel shows.
+// pageChatOpen makes one of the page's chats the one its panel shows;
+// ?seq= opens the panel on that message, highlighted (a search hit's).
 // Another page's chat, a general one or another user's: 404.
 func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 	p, ex, err := h.pageChatParams(c)
@@ -96,10 +97,18 @@ func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, ex.ID)
+	seq, highlight := seqParam(c)
+	if highlight {
+		// A search hit opens the chat on a message: the panel shows.
+		h.sessions.Put(c.UserContext(), sessPanelClosed, false)
+	}
 	return fragmentOrFull(c, func() error { return h.pagePanelFragment(c, p) }, func() error {
 		v, err := h.pageEditScreen(c, p)
 		if err != nil {
 			return err
+		}
+		if highlight {
+			screens.HighlightEntries(v.Panel.Entries, seq)
 		}
 		return render(c, fiber.StatusOK, views.PageEdit(v))
 	})
