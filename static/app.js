@@ -719,6 +719,26 @@
     htmx.trigger(input, "search");
   }
 
+  function chosen() {
+    return hits().find((h) => h.getAttribute("aria-selected") === "true");
+  }
+
+  function open(hit) {
+    if (hit.dataset.opening) return;
+    hit.dataset.opening = "true";
+    window.location.assign(hit.href);
+  }
+
+  // Some keyboards (automation, some IMEs) deliver the Enter's text apart
+  // from its keydown, and the form submits anyway: with a hit chosen, the
+  // hit opens instead of the results screen.
+  document.addEventListener("submit", (e) => {
+    const hit = e.target instanceof Element && e.target.matches("form[data-search-form]") && chosen();
+    if (!hit) return;
+    e.preventDefault();
+    open(hit);
+  });
+
   // On the window, capturing: Escape in the box clears it before the
   // drawer's handler would close the drawer around it.
   window.addEventListener("keydown", (e) => {
@@ -748,7 +768,7 @@
       case "Enter":
         if (at < 0) return;
         e.preventDefault();
-        window.location.assign(list[at].href);
+        open(list[at]);
         break;
       case "Escape":
         if (e.target.value === "") return;
