@@ -12,8 +12,9 @@ import (
 	"palaver/models"
 )
 
-// browserSearchOrganise: a rare word from an older chat, typed in the
-// sidebar's search box, finds its message; ArrowDown and Enter open it on
+// browserSearchOrganise: "/" focuses the search box and Escape clears it; a
+// rare word from an older chat, typed in the sidebar's search box, finds its
+// message; ArrowDown and Enter open it on
 // that message, highlighted and in view although newer ones follow it. Then
 // pinning a chat moves it to the Pinned group, and archiving one takes it
 // out of the sidebar and onto /chat/archived.
@@ -48,6 +49,17 @@ func browserSearchOrganise(t *testing.T, root context.Context) {
 	archiveMe := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "a chat to put away", "put away")
 
 	tab.visit("/chat")
+	// "/" focuses the box (outside a field); Escape clears it, and the
+	// history shows again.
+	browserEval[bool](tab, "document.activeElement.blur(), true")
+	tab.do("press /", chromedp.KeyEvent("/"))
+	tab.waitFor("the search box focused", `document.activeElement && document.activeElement.id === "history-search"`)
+	tab.typeInto("[data-testid=history-search]", "expedition")
+	tab.waitFor("a hit", browserCount("#search-results [data-testid=search-hit]")+" > 0")
+	tab.do("press Escape", chromedp.KeyEvent(kb.Escape))
+	tab.waitFor("the history back", `document.getElementById("history-search").value === "" && `+
+		`getComputedStyle(document.getElementById("history")).display !== "none" && `+browserCount("[data-testid=search-hit]")+" === 0")
+
 	tab.typeInto("[data-testid=history-search]", "quetzal*")
 	tab.waitFor("the hit", browserCount("#search-results [data-testid=search-hit]")+" === 1 && "+
 		`getComputedStyle(document.getElementById("history")).display === "none"`)

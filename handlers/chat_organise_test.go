@@ -70,6 +70,16 @@ func TestChatPin(t *testing.T) {
 		t.Fatalf("after unpinning: pinned %v, others %v", pinned, others)
 	}
 	mustStatus(t, ann.postForm(fmt.Sprintf("/chat/%d/pin", ids[1]), url.Values{"pinned": {"yes"}}), http.StatusBadRequest)
+	// A new message in a pinned chat keeps it in the Pinned group: its item
+	// is replaced where it is, not moved under Today.
+	res = ann.htmx(http.MethodPost, "/chat/send", url.Values{"query": {"still here?"}, "exchange_id": {fmt.Sprint(ids[0])}})
+	mustStatus(t, res, http.StatusOK)
+	a.waitTurns()
+	sent := chatDoc(t, res)
+	item = chatByID(sent, fmt.Sprintf("history-%d", ids[0]))
+	if oob, _ := chatAttr(item, "hx-swap-oob"); item == nil || oob != "true" || strings.Contains(bodyOf(res), "afterend:#history-group-today") {
+		t.Fatalf("the send answer moves the pinned chat: %s", bodyOf(res))
+	}
 	// The API says the same.
 	var items []struct {
 		ID     int64 `json:"id"`
