@@ -196,4 +196,10 @@ func TestChatOpenAtSeq(t *testing.T) {
 		t.Fatalf("page chat highlighted %v", got)
 	}
 	mustStatus(t, bob.get(fmt.Sprintf("/pages/%d/chat/%d?seq=1", pg.ID, pageChat)), http.StatusNotFound)
+	// A title hit (no seq) opens the closed panel too, nothing highlighted.
+	mustStatus(t, ann.postForm(fmt.Sprintf("/pages/%d/panel", pg.ID), url.Values{"panel": {"closed"}}), http.StatusSeeOther)
+	doc = ann.chatScreen(t, fmt.Sprintf("/pages/%d/chat/%d", pg.ID, pageChat))
+	if len(chatByTestID(doc, "page-chat")) != 1 || len(highlighted(doc)) != 0 {
+		t.Fatal("a page chat opened without seq: panel closed or something highlighted")
+	}
 }
