@@ -102,6 +102,7 @@ var mxJSON = map[string]string{
 var mxQuery = map[string]string{
 	"PUT /api/chat/:job_id/feedback": "?feedback=1",
 	"GET /api/chat/search":           "?q=hello",
+	"GET /chat/search":               "?q=hello",
 }
 
 // mxRoute is one registered route and what the rules make of it.

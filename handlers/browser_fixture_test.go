@@ -71,6 +71,7 @@ func TestBrowser(t *testing.T) {
 		{"CodeBlock", browserCodeBlock},
 		{"Phone", browserPhone},
 		{"EveryScreen", browserEveryScreen},
+		{"SearchOrganise", browserSearchOrganise},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

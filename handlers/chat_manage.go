@@ -116,7 +116,7 @@ func chatTabShows(c *fiber.Ctx, path string) bool {
 }
 
 // chatBackPath matches the chat pages a form may send the browser back to.
-var chatBackPath = regexp.MustCompile(`^/chat(/[1-9][0-9]*)?$`)
+var chatBackPath = regexp.MustCompile(`^/chat(/[1-9][0-9]*|/archived)?$`)
 
 // chatBackTo is where a plain form goes after it is done: the chat page it was
 // posted from (the Referer, if it is one of this server's chat pages, keeping

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -31,7 +32,7 @@ func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
 }
 
 // chatOpen shows one of the user's general conversations and makes it the
-// current one. Another user's, a missing one, or a page or job chat: 404.
+// current one; ?seq= highlights that message (a search hit's). Another user's, a missing one, or a page or job chat: 404.
 func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -41,8 +42,18 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if seq, ok := seqParam(c); ok {
+		screens.Highlight(s.Conversation.Messages, seq)
+	}
 	h.sessions.Put(c.UserContext(), sessExchange, id)
 	return render(c, fiber.StatusOK, views.Chat(s))
+}
+
+// seqParam reads ?seq=, the message a search hit opens a conversation on.
+// Anything but a seq is no seq: the conversation opens as usual.
+func seqParam(c *fiber.Ctx) (int64, bool) {
+	seq, err := strconv.ParseInt(c.Query("seq"), 10, 64)
+	return seq, err == nil && seq >= 0
 }
 
 // chatScreen builds the chat screen for exchange id (0: a new chat), its

@@ -571,9 +571,10 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
 			current = s.feed.exchangeID
 		}
 		it := screens.HistoryItem(s.viewer(), ex, current, time.Now())
-		if ex.TurnStatus == models.TurnRunning {
+		if ex.TurnStatus == models.TurnRunning && !ex.Pinned {
 			// A new message is new activity: the item goes to the top, as
-			// the history orders them. Other changes keep its place.
+			// the history orders them. Other changes keep its place, and
+			// so does a pinned one (in the Pinned group).
 			it.Group, u.Moved = "", true
 		} else {
 			it.SwapOOB = true

@@ -88,7 +88,8 @@ func (h *Handlers) pageChatNew(c *fiber.Ctx) error {
 	return h.pagePanelAnswer(c, p)
 }
 
-// pageChatOpen makes one of the page's chats the one its panel shows.
+// pageChatOpen makes one of the page's chats the one its panel shows, the
+// panel open; ?seq= highlights that message (a search hit's).
 // Another page's chat, a general one or another user's: 404.
 func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 	p, ex, err := h.pageChatParams(c)
@@ -96,10 +97,17 @@ func (h *Handlers) pageChatOpen(c *fiber.Ctx) error {
 		return err
 	}
 	h.setPageExchange(c, p.ID, ex.ID)
+	// Opening a chat shows it: a link here (a search hit, a revision's
+	// proposal) opens the panel if it was closed.
+	h.sessions.Put(c.UserContext(), sessPanelClosed, false)
+	seq, highlight := seqParam(c)
 	return fragmentOrFull(c, func() error { return h.pagePanelFragment(c, p) }, func() error {
 		v, err := h.pageEditScreen(c, p)
 		if err != nil {
 			return err
+		}
+		if highlight {
+			screens.HighlightEntries(v.Panel.Entries, seq)
 		}
 		return render(c, fiber.StatusOK, views.PageEdit(v))
 	})

@@ -16,6 +16,8 @@ var pathBuilders = map[string]string{
 	"POST /chat/:id/delete":                  paths.ChatDelete(1),
 	"POST /chat/:id/stop":                    paths.ChatStop(1),
 	"POST /chat/:id/retry":                   paths.ChatRetry(1),
+	"POST /chat/:id/pin":                     paths.ChatPin(1),
+	"POST /chat/:id/archive":                 paths.ChatArchive(1),
 	"POST /chat/message/:id/feedback":        paths.MessageFeedback(1),
 	"GET /pages/:id":                         paths.Page(1),
 	"GET /pages/:id/edit":                    paths.PageEdit(1),

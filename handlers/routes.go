@@ -62,6 +62,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat := app.Group("/chat", h.requireUser)
 	chat.Get("/", h.chatCurrent)
 	chat.Get("/history", h.chatHistory)
+	chat.Get("/search", h.chatSearch)
+	chat.Get("/archived", h.chatArchived)
 	chat.Post("/new", h.chatNew)
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
@@ -69,6 +71,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Get("/:id", h.chatOpen)
 	chat.Post("/:id/rename", h.chatRename)
 	chat.Post("/:id/delete", h.chatDelete)
+	chat.Post("/:id/pin", h.chatPin)
+	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
 

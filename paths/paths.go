@@ -21,6 +21,8 @@ const (
 	ChatNew           = "/chat/new"
 	ChatSend          = "/chat/send"
 	ChatClear         = "/chat/clear"
+	ChatSearch        = "/chat/search"   // the search of one's conversations (?q=)
+	ChatArchived      = "/chat/archived" // the archived conversations
 	Live              = "/live"
 	Pages             = "/pages"
 	Admin             = "/admin"
@@ -45,6 +47,14 @@ func ChatRename(exchangeID int64) string { return Chat(exchangeID) + "/rename" }
 func ChatDelete(exchangeID int64) string { return Chat(exchangeID) + "/delete" }
 func ChatStop(exchangeID int64) string   { return Chat(exchangeID) + "/stop" }
 func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
+
+// ChatPin and ChatArchive pin and archive a conversation (or undo it).
+func ChatPin(exchangeID int64) string     { return Chat(exchangeID) + "/pin" }
+func ChatArchive(exchangeID int64) string { return Chat(exchangeID) + "/archive" }
+
+// ChatAtSeq is a conversation opened on its message at seq, which the
+// transcript highlights.
+func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq=" + id(seq) }
 
 // MessageFeedback rates an assistant reply: /chat/message/{id}/feedback.
 func MessageFeedback(messageID int64) string {
@@ -76,6 +86,12 @@ func PageChatClear(pageID int64) string { return PageChat(pageID) + "/clear" }
 
 // PageChatOpen opens one of the page's chats in its panel.
 func PageChatOpen(pageID, exchangeID int64) string { return PageChat(pageID) + "/" + id(exchangeID) }
+
+// PageChatAtSeq is one of the page's chats opened in its panel on its
+// message at seq, which the panel highlights.
+func PageChatAtSeq(pageID, exchangeID, seq int64) string {
+	return PageChatOpen(pageID, exchangeID) + "?seq=" + id(seq)
+}
 
 // PageChatDelete deletes one of the page's chats.
 func PageChatDelete(pageID, exchangeID int64) string {

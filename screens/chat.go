@@ -23,7 +23,7 @@ func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.C
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
-	list, err := s.HistoryList(ctx, v, id, cursor, cursor != nil)
+	side, err := s.Sidebar(ctx, v, id, cursor)
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
@@ -34,7 +34,7 @@ func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.C
 	return views.ChatScreen{
 		Base:         v.base(title, "chat"),
 		Conversation: conv,
-		History:      list,
+		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
 			TurnStatus: conv.TurnStatus},
 	}, nil
@@ -113,14 +113,63 @@ func AdminViewed(v models.AdminViews) *views.AdminViewed {
 		LastFull: v.Last.Local().Format(time.RFC3339)}
 }
 
+// PinnedShown bounds the Pinned group, which is not paged: a bound against
+// an account that pins thousands, not a number a person reaches.
+const PinnedShown = 500
+
+// Sidebar builds the conversations sidebar: the pinned ones, and a page of
+// the others starting after cursor (nil: at the top), current marked.
+func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *models.Cursor) (views.Sidebar, error) {
+	pinned := true
+	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
+		Scope: models.ScopeGeneral, Pinned: &pinned, Limit: PinnedShown,
+	})
+	if err != nil {
+		return views.Sidebar{}, err
+	}
+	var side views.Sidebar
+	now := time.Now()
+	for i := range sums {
+		it := HistoryItem(v, &sums[i].Exchange, current, now)
+		it.Group = ""
+		side.Pinned = append(side.Pinned, it)
+	}
+	side.History, err = s.HistoryList(ctx, v, current, cursor, cursor != nil)
+	return side, err
+}
+
+// ArchivedList loads one keyset page of the user's archived general
+// exchanges after cursor (nil: the first page).
+func (s *Screens) ArchivedList(ctx context.Context, v Viewer, cursor *models.Cursor) (views.HistoryList, error) {
+	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
+		Scope: models.ScopeGeneral, Archived: true, Before: cursor, Limit: HistoryBatch + 1,
+	})
+	if err != nil {
+		return views.HistoryList{}, err
+	}
+	list := views.HistoryList{Partial: cursor != nil}
+	if len(sums) > HistoryBatch {
+		sums = sums[:HistoryBatch]
+		list.Next = sums[len(sums)-1].Cursor().String()
+	}
+	now := time.Now()
+	for i := range sums {
+		it := HistoryItem(v, &sums[i].Exchange, 0, now)
+		it.Group = ""
+		list.Items = append(list.Items, it)
+	}
+	return list, nil
+}
+
 // HistoryList loads one keyset page of the user's general exchanges after
 // cursor (nil: the first page), current marked. partial says the list is
 // shown from there on a screen of its own, so its first group needs its
 // header; otherwise a page after cursor continues the group the cursor's
 // exchange was in.
 func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, cursor *models.Cursor, partial bool) (views.HistoryList, error) {
+	unpinned := false // the pinned ones have their own group (Sidebar)
 	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
-		Scope: models.ScopeGeneral, Before: cursor, Limit: HistoryBatch + 1,
+		Scope: models.ScopeGeneral, Pinned: &unpinned, Before: cursor, Limit: HistoryBatch + 1,
 	})
 	if err != nil {
 		return views.HistoryList{}, err
@@ -161,9 +210,34 @@ func HistoryItem(v Viewer, ex *models.Exchange, current int64, now time.Time) vi
 		Group:      views.HistoryGroup(ex.UpdatedAt, now),
 		CSRF:       v.CSRF,
 		TurnStatus: ex.TurnStatus,
+		Pinned:     ex.Pinned,
+		Archived:   ex.Archived,
 	}
 	it.When, it.WhenFull = when(ex.UpdatedAt, now)
 	return it
+}
+
+// Highlight marks the transcript entry at seq (a search hit's), and says
+// whether the log holds one: a seq it does not hold marks nothing.
+func Highlight(entries []views.ChatMessage, seq int64) bool {
+	for i := range entries {
+		if entries[i].HasSeq && entries[i].Seq == seq {
+			entries[i].Highlight = true
+			return true
+		}
+	}
+	return false
+}
+
+// HighlightEntries is Highlight for a page chat's entries.
+func HighlightEntries(entries []views.PageEntry, seq int64) bool {
+	for i := range entries {
+		if m := &entries[i].Message; m.HasSeq && m.Seq == seq {
+			m.Highlight = true
+			return true
+		}
+	}
+	return false
 }
 
 // Messages maps a log to transcript entries: user messages, assistant

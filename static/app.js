@@ -682,3 +682,113 @@
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:load", init);
 })();
+
+// ---------------------------------------------------------------------------
+// Search (chat_history.templ) and landing on a message. "/" focuses the
+// sidebar's search box (not while typing in a field); in the box the arrows
+// move through the hits, Enter opens the chosen one (with none chosen, the
+// form searches as it does without JavaScript), Escape clears the box and
+// brings the history back. A conversation opened on a message (?seq=, the
+// entry marked data-highlight) scrolls it into view and flashes it once.
+(function () {
+  const BOX = "#history-search";
+  const HITS = "#search-results [data-testid=search-hit]";
+  const FLASH = "msg-flash"; // app.css
+  const box = () => document.querySelector(BOX);
+  const hits = () => Array.from(document.querySelectorAll(HITS));
+  const typing = (t) => t instanceof Element && (t.matches("input, textarea, select") || t.isContentEditable);
+
+  // The chosen hit is marked aria-selected; focus stays in the box.
+  function choose(list, i) {
+    list.forEach((h, j) => {
+      if (j === i) {
+        h.setAttribute("aria-selected", "true");
+        h.scrollIntoView({ block: "nearest" });
+      } else {
+        h.removeAttribute("aria-selected");
+      }
+    });
+  }
+
+  // Empties the box; the empty search htmx sends (which replaces one still
+  // on its way) empties the results, and the history shows again.
+  function clear(input) {
+    input.value = "";
+    const results = document.getElementById("search-results");
+    if (results) results.replaceChildren();
+    htmx.trigger(input, "search");
+  }
+
+  function chosen() {
+    return hits().find((h) => h.getAttribute("aria-selected") === "true");
+  }
+
+  function open(hit) {
+    if (hit.dataset.opening) return;
+    hit.dataset.opening = "true";
+    window.location.assign(hit.href);
+  }
+
+  // Some keyboards (automation, some IMEs) deliver the Enter's text apart
+  // from its keydown, and the form submits anyway: with a hit chosen, the
+  // hit opens instead of the results screen.
+  document.addEventListener("submit", (e) => {
+    const hit = e.target instanceof Element && e.target.matches("form[data-search-form]") && chosen();
+    if (!hit) return;
+    e.preventDefault();
+    open(hit);
+  });
+
+  // On the window, capturing: Escape in the box clears it before the
+  // drawer's handler would close the drawer around it.
+  window.addEventListener("keydown", (e) => {
+    if (e.key === "/" && !e.ctrlKey && !e.metaKey && !e.altKey && !typing(e.target)) {
+      const b = box();
+      if (b && b.getClientRects().length > 0) {
+        e.preventDefault();
+        b.focus();
+        b.select();
+      }
+      return;
+    }
+    if (!(e.target instanceof Element) || !e.target.matches(BOX) || e.isComposing) return;
+    const list = hits();
+    const at = list.findIndex((h) => h.getAttribute("aria-selected") === "true");
+    switch (e.key) {
+      case "ArrowDown":
+        if (list.length === 0) return;
+        e.preventDefault();
+        choose(list, Math.min(at + 1, list.length - 1));
+        break;
+      case "ArrowUp":
+        if (list.length === 0) return;
+        e.preventDefault();
+        choose(list, at - 1); // above the first: none chosen
+        break;
+      case "Enter":
+        if (at < 0) return;
+        e.preventDefault();
+        open(list[at]);
+        break;
+      case "Escape":
+        if (e.target.value === "") return;
+        e.preventDefault();
+        e.stopPropagation();
+        clear(e.target);
+        break;
+    }
+  }, true);
+
+  function land() {
+    const m = document.querySelector("[data-highlight=true]");
+    if (!m) return;
+    // Below lg the page editor shows one pane at a time: the chat's.
+    const tab = m.closest("#page-chat") && document.querySelector(".page-tab[data-tab=chat]");
+    if (tab && tab.getClientRects().length > 0) tab.click();
+    m.scrollIntoView({ block: "center" });
+    m.classList.add(FLASH);
+    m.addEventListener("animationend", () => m.classList.remove(FLASH), { once: true });
+  }
+  // After the composer's own start (which scrolls to the newest message).
+  document.addEventListener("DOMContentLoaded", land);
+})();

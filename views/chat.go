@@ -4,9 +4,16 @@ package views
 // and the composer under it.
 type ChatScreen struct {
 	Base
+	Sidebar
 	Conversation Conversation
-	History      HistoryList
 	Composer     Composer
+}
+
+// Sidebar is the conversations sidebar: the search box, the pinned
+// conversations, then the others by last activity, a page at a time.
+type Sidebar struct {
+	Pinned  []HistoryItem // every pinned conversation, most recent first
+	History HistoryList   // the others (archived ones are in neither)
 }
 
 // Conversation is the open exchange as the transcript shows it.
@@ -42,6 +49,9 @@ type ChatMessage struct {
 	Feedback FeedbackView // assistant replies: the rating control, when Shown
 	Retry    RetryView    // on the error row that ended a failed turn, when Shown
 	Detail   string       // tool entries: the call's arguments or the result, as JSON
+	// Highlight marks the entry a search hit opened (?seq=): app.js
+	// scrolls it into view and flashes it.
+	Highlight bool
 }
 
 // RetryView is the Retry button under the error of a failed turn: it answers
@@ -112,9 +122,57 @@ type HistoryItem struct {
 	// TurnStatus marks a reply being written (TurnRunning) or a failed one
 	// (TurnFailed); "" or TurnIdle shows nothing.
 	TurnStatus string
+	// Pinned shows the pin mark, and the control unpins.
+	Pinned bool
+	// Archived is an item of the archived list: its control unarchives.
+	Archived bool
 	// SwapOOB renders the item to replace its copy on the page out of band
 	// (a live update of an item that keeps its place).
 	SwapOOB bool
+}
+
+// SearchResults is one page of a search of the user's conversations, as
+// the sidebar's results region (and the results screen) shows it.
+type SearchResults struct {
+	Query string
+	Hits  []SearchHit
+	// Next is the address of the next page of hits, "" at the end.
+	Next string
+	// More says this page continues a list already shown: its hits are
+	// appended, without the list around them.
+	More bool
+	// Error says why the query was refused (too long): shown instead of hits.
+	Error string
+}
+
+// SearchHit is one message or title that matches.
+type SearchHit struct {
+	URL   string // opens the conversation on the message
+	Title string
+	// Snippet is HTML made by the store (models.SearchHit): the text around
+	// the match, escaped, with <mark> around matched terms and no other
+	// markup.
+	Snippet  string
+	Role     string // "You", "Assistant", "Tool" or "Title"
+	When     string
+	WhenFull string
+	PageChat bool // a chat in a page's assistant panel
+}
+
+// SearchScreen is /chat/search without JavaScript: the sidebar, and the
+// results where the conversation would be.
+type SearchScreen struct {
+	Base
+	Sidebar
+	Results SearchResults
+}
+
+// ArchivedScreen is /chat/archived: the sidebar, and the archived
+// conversations where the conversation would be.
+type ArchivedScreen struct {
+	Base
+	Sidebar
+	Archived HistoryList
 }
 
 // ChatSent is the htmx answer to a sent message: both new transcript entries,
@@ -139,6 +197,12 @@ type ChatConfirm struct {
 	Action  string // where the confirmed form posts
 	Confirm string // the button's label
 	Cancel  string // where "Cancel" leads
+}
+
+// inPlace is an item that replaces its copy where it is, out of band.
+func inPlace(it HistoryItem) HistoryItem {
+	it.SwapOOB, it.Group = true, ""
+	return it
 }
 
 func messageID(id int64) string  { return "msg-" + itoa64(id) }

@@ -1,0 +1,27 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/views"
+)
+
+// chatArchived lists the user's archived conversations, a page at a time
+// from ?before=, beside the sidebar.
+func (h *Handlers) chatArchived(c *fiber.Ctx) error {
+	cursor, err := chatCursor(c.Query("before"))
+	if err != nil {
+		return err
+	}
+	list, err := h.screens.ArchivedList(c.UserContext(), h.viewer(c), cursor)
+	if err != nil {
+		return err
+	}
+	side, err := h.chatSidebar(c)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.Archived(views.ArchivedScreen{
+		Base: h.base(c, "Archived conversations", "chat"), Sidebar: side, Archived: list,
+	}))
+}
