@@ -45,7 +45,7 @@ import (
 // silently as routes are added.
 
 // mxIDParams are the path parameters that name a row.
-var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true}
+var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true, "sub": true}
 
 // mxPublic are the routes anyone may call: no account, no ids.
 var mxPublic = map[string]bool{
@@ -136,6 +136,8 @@ func mxKind(pattern, param string) (string, bool) {
 		return "revision", true
 	case "job_id":
 		return "job", true
+	case "sub":
+		return "subrun", true
 	case "id":
 		switch segs[i-1] {
 		case "chat", "exchange", "exchanges":
@@ -342,6 +344,14 @@ func (m *mx) rows(api *client) mxRows {
 	r := mxRows{"user": uid}
 	r["exchange"] = m.a.adminExchange(uid, adminEx{queries: []string{"a question"}})
 	r["message"] = m.a.chatReply(uid, r["exchange"])
+	_, run, err := m.a.store.StartSubRun(ctx, models.SubRunStart{UserID: uid, ParentID: r["exchange"], ParentSeq: 1, Agent: "search", Task: "find it", Owner: "matrix"})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if _, err := m.a.store.FinishSubRun(ctx, run.ExchangeID, "matrix", models.SubRunOK, "found it"); err != nil {
+		m.t.Fatal(err)
+	}
+	r["subrun"] = run.ExchangeID
 	p, err := m.a.store.CreatePage(ctx, uid, "Trip", pageTrip)
 	if err != nil {
 		m.t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // route's parameters come.
 var pathBuilders = map[string]string{
 	"GET /chat/:id":                          paths.Chat(1),
+	"GET /chat/:id/subruns/:sub":             paths.ChatSubRun(1, 2),
 	"POST /chat/:id/rename":                  paths.ChatRename(1),
 	"POST /chat/:id/delete":                  paths.ChatDelete(1),
 	"POST /chat/:id/stop":                    paths.ChatStop(1),

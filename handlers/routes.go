@@ -69,6 +69,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/clear", h.chatClear)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
 	chat.Get("/:id", h.chatOpen)
+	chat.Get("/:id/subruns/:sub", h.chatSubRun)
 	chat.Post("/:id/rename", h.chatRename)
 	chat.Post("/:id/delete", h.chatDelete)
 	chat.Post("/:id/pin", h.chatPin)

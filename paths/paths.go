@@ -56,6 +56,12 @@ func ChatArchive(exchangeID int64) string { return Chat(exchangeID) + "/archive"
 // transcript highlights.
 func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq=" + id(seq) }
 
+// ChatSubRun is the log of a sub-run a conversation's agent delegated to
+// (a search of the user's chats): /chat/{id}/subruns/{sub}.
+func ChatSubRun(exchangeID, subRunID int64) string {
+	return Chat(exchangeID) + "/subruns/" + id(subRunID)
+}
+
 // MessageFeedback rates an assistant reply: /chat/message/{id}/feedback.
 func MessageFeedback(messageID int64) string {
 	return ChatHome + "/message/" + id(messageID) + "/feedback"

@@ -21,6 +21,7 @@ type AdminStore interface {
 	AdminAgentTypes(ctx context.Context) ([]string, error)
 	AdminUsernames(ctx context.Context) ([]models.User, error)
 	AdminProposalStates(ctx context.Context, messageIDs []int64) (map[int64]string, error)
+	AdminSubRuns(ctx context.Context, parentID int64) ([]models.SubRunView, error)
 	AdminAuditLog(ctx context.Context, q models.AuditQuery) ([]models.AuditEntry, int64, error)
 	ExchangeAdminViews(ctx context.Context, userID, exchangeID int64) (models.AdminViews, error)
 	AdminListUsers(ctx context.Context, after string, limit int) ([]models.AdminUserRow, bool, error)

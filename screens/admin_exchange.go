@@ -46,6 +46,18 @@ func (s *Screens) AdminExchangeLog(ctx context.Context, ch views.AdminChrome, ex
 	if err != nil {
 		return views.AdminExchangeView{}, err
 	}
+	runs, err := s.admin.AdminSubRuns(ctx, ex.ID)
+	if err != nil {
+		return views.AdminExchangeView{}, err
+	}
+	subRuns := make([]views.AdminSubRun, len(runs))
+	for i, r := range runs {
+		subRuns[i] = views.AdminSubRun{Agent: r.Agent, Task: r.Task, Status: r.Status, Result: r.Result,
+			ParentSeq: r.ParentSeq, Started: AdminTime(r.StartedAt), Entries: r.Entries}
+		if r.FinishedAt != nil {
+			subRuns[i].Finished = AdminTime(*r.FinishedAt)
+		}
+	}
 	note := "Opened " + AdminTime(audit.CreatedAt) + " and recorded in the audit log"
 	if reason != "" {
 		note += " with the reason “" + reason + "”"
@@ -56,6 +68,7 @@ func (s *Screens) AdminExchangeLog(ctx context.Context, ch views.AdminChrome, ex
 		Exchange:    adminSummary(ex, seen.Count),
 		Note:        note + ". Read-only.",
 		Entries:     s.adminLogEntries(msgs, states),
+		SubRuns:     subRuns,
 	}, nil
 }
 

@@ -273,6 +273,9 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 			if b, err := json.MarshalIndent(detail, "", "  "); err == nil && detail != nil {
 				e.Detail = string(b)
 			}
+			if sub, ok := subRunID(m.Tool.Result); ok && m.Role == models.RoleToolResult {
+				e.SubRun = paths.ChatSubRun(m.ExchangeID, sub)
+			}
 		}
 	case models.RoleAssistant:
 		e.HTML = s.markdown.HTML(m.Content)
@@ -298,4 +301,55 @@ func Feedback(v Viewer, m *models.Message) views.FeedbackView {
 		f.Comment = *m.FeedbackComment
 	}
 	return f
+}
+
+// subRunID reads the sub-run a delegation's tool result names (agents
+// record {"sub_run_id": N, …}).
+func subRunID(result any) (int64, bool) {
+	r, ok := result.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	switch v := r["sub_run_id"].(type) {
+	case float64:
+		return int64(v), v > 0
+	case int64:
+		return v, v > 0
+	}
+	return 0, false
+}
+
+// SubRun builds the screen of one of the user's sub-runs, spawned from the
+// exchange parent (another exchange's, or another user's: not found).
+func (s *Screens) SubRun(ctx context.Context, v Viewer, parent, sub int64) (views.SubRunScreen, error) {
+	run, err := s.store.SubRunOf(ctx, v.UserID, sub)
+	if err != nil {
+		return views.SubRunScreen{}, err
+	}
+	if run.ParentID != parent {
+		return views.SubRunScreen{}, fmt.Errorf("sub-run %d of exchange %d: %w", sub, parent, models.ErrNotFound)
+	}
+	p, err := s.store.Exchange(ctx, v.UserID, parent)
+	if err != nil {
+		return views.SubRunScreen{}, err
+	}
+	msgs, err := s.store.Messages(ctx, v.UserID, sub, nil)
+	if err != nil {
+		return views.SubRunScreen{}, err
+	}
+	out := views.SubRunScreen{
+		Base: v.Chrome, Parent: paths.ChatAtSeq(parent, run.ParentSeq), ParentTitle: DisplayTitle(p.Title),
+		Agent: run.Agent, Status: run.Status, Result: run.Result, Started: run.StartedAt.Local().Format("2006-01-02 15:04:05"),
+	}
+	out.Title, out.Nav = "Sub-run: "+run.Agent, "chat"
+	if run.FinishedAt != nil {
+		out.Finished = run.FinishedAt.Local().Format("2006-01-02 15:04:05")
+	}
+	for i := range msgs {
+		if m, ok := s.Message(v, &msgs[i]); ok {
+			m.Feedback = views.FeedbackView{} // a sub-run's replies are not rated
+			out.Messages = append(out.Messages, m)
+		}
+	}
+	return out, nil
 }

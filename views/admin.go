@@ -183,6 +183,16 @@ type AdminExchangeView struct {
 	Exchange AdminExchangeSummary
 	Note     string // when this opening was recorded, and why
 	Entries  []AdminLogEntry
+	SubRuns  []AdminSubRun // what its agents delegated, in the order spawned
+}
+
+// AdminSubRun is one delegation an exchange's agent made (a search of the
+// person's chats): which agent, from which entry, when, and how it ended.
+type AdminSubRun struct {
+	Agent, Task, Status, Result string
+	ParentSeq                   int64
+	Started, Finished           string // Finished "" while it runs
+	Entries                     int64
 }
 
 // AdminLogEntry is one row of a log as the admin view shows it: the chat

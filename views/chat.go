@@ -52,6 +52,23 @@ type ChatMessage struct {
 	// Highlight marks the entry a search hit opened (?seq=): app.js
 	// scrolls it into view and flashes it.
 	Highlight bool
+	// SubRun, on the tool result of a delegation (a search of the user's
+	// chats), is where the sub-run's own log is shown; "": none.
+	SubRun string
+}
+
+// SubRunScreen is the log of a sub-run: what an agent delegated, from the
+// conversation that spawned it, read-only.
+type SubRunScreen struct {
+	Base
+	Parent      string // the spawning conversation's address
+	ParentTitle string
+	Agent       string
+	Status      string // running, ok or failed
+	Result      string
+	Started     string
+	Finished    string // "" while it runs
+	Messages    []ChatMessage
 }
 
 // RetryView is the Retry button under the error of a failed turn: it answers
