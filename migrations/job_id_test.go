@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -94,41 +93,10 @@ func seedAtV3(t *testing.T, s *models.Store) *sql.DB {
 	return db
 }
 
-// snapshot prints every row of the tables, in id order.
+// snapshot prints every row of the tables, in id order, every column.
 func snapshot(t *testing.T, db *sql.DB, tables ...string) string {
 	t.Helper()
-	var b strings.Builder
-	for _, table := range tables {
-		rows, err := db.Query("SELECT * FROM " + table + " ORDER BY 1")
-		if err != nil {
-			t.Fatalf("snapshot %s: %v", table, err)
-		}
-		cols, err := rows.Columns()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(&b, "#", table, cols)
-		vals, ptrs := make([]any, len(cols)), make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					vals[i] = string(bs)
-				}
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
-	}
-	return b.String()
+	return rowsOf(t, db, columnsOf(t, db, tables...), tables...)
 }
 
 // strings1 runs a query that answers one column of text.

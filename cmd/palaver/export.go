@@ -26,15 +26,11 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if *user == "" {
 		return fmt.Errorf("%w: export needs --user NAME", errUsage)
 	}
-	store, _, err := openStore(ctx, *db, models.Options{})
+	store, u, err := openForUser(ctx, *db, *user)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	u, err := store.UserByUsername(ctx, *user)
-	if err != nil {
-		return fmt.Errorf("no account %q: %w", *user, err)
-	}
 	w := stdout
 	if *outPath != "" {
 		file, err := os.Create(*outPath)
@@ -60,4 +56,19 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		fmt.Fprintf(stderr, "exported %d pages and %d exchanges (%d messages) to %s\n", n.Pages, n.Exchanges, n.Messages, *outPath)
 	}
 	return nil
+}
+
+// openForUser opens and migrates the database and finds the account the
+// command is for.
+func openForUser(ctx context.Context, dsn, name string) (*models.Store, *models.User, error) {
+	store, _, err := openStore(ctx, dsn, models.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := store.UserByUsername(ctx, name)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("no account %q: %w", name, err)
+	}
+	return store, u, nil
 }

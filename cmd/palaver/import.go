@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"palaver/dataport"
-	"palaver/models"
 	"palaver/transfer"
 )
 
@@ -29,15 +28,11 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer file.Close()
-	store, _, err := openStore(ctx, *db, models.Options{})
+	store, u, err := openForUser(ctx, *db, *user)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	u, err := store.UserByUsername(ctx, *user)
-	if err != nil {
-		return fmt.Errorf("no account %q: %w", *user, err)
-	}
 	n, err := dataport.Import(ctx, store, u.ID, file, transfer.Options{})
 	if err != nil {
 		return fmt.Errorf("nothing imported: %w", err)
