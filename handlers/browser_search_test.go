@@ -50,7 +50,9 @@ func browserSearchOrganise(t *testing.T, root context.Context) {
 
 	tab.visit("/chat")
 	// "/" focuses the box (outside a field); Escape clears it, and the
-	// history shows again.
+	// history shows again. The composer's script focuses the composer once
+	// it runs: wait for it, or "/" may be typed into the composer.
+	tab.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
 	browserEval[bool](tab, "document.activeElement.blur(), true")
 	tab.do("press /", chromedp.KeyEvent("/"))
 	tab.waitFor("the search box focused", `document.activeElement && document.activeElement.id === "history-search"`)
