@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,16 +72,36 @@ func (h *Handlers) accountDone(c *fiber.Ctx, msg string) error {
 	return redirect(c, paths.Account)
 }
 
+// ownPassword checks the signed-in user's password under the sign-in
+// throttle (signInAttempt): a session cannot guess its way to the password
+// through this page faster than through the sign-in form. It answers 0 when
+// the password is right, else the status and message to show (wrong, or
+// 429 with Retry-After once the name has had too many failures).
+func (h *Handlers) ownPassword(c *fiber.Ctx, password, wrong string) (int, string, error) {
+	_, err := h.signInAttempt(c, currentUser(c).Username, password)
+	var wait *throttledError
+	switch {
+	case errors.As(err, &wait):
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.seconds()))
+		return fiber.StatusTooManyRequests, "Too many wrong passwords. Try again " + wait.in() + ".", nil
+	case errors.Is(err, errBadCredentials):
+		return fiber.StatusUnprocessableEntity, wrong, nil
+	case err != nil:
+		return 0, "", err
+	}
+	return 0, "", nil
+}
+
 // accountPassword changes the user's own password: the current one is
 // required and the new one must follow the rules. The account's other
 // sessions end; this one moves to the new epoch and stays signed in.
 func (h *Handlers) accountPassword(c *fiber.Ctx) error {
 	u := currentUser(c)
 	current, password := formValue(c, "current"), formValue(c, "password")
-	if !accounts.CheckPassword(u.PasswordHash, current) {
-		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
-			p.PasswordError = "Your current password is not right; the password was not changed."
-		})
+	if status, msg, err := h.ownPassword(c, current, "Your current password is not right; the password was not changed."); err != nil {
+		return err
+	} else if status != 0 {
+		return h.accountRefused(c, status, func(p *views.AccountScreen) { p.PasswordError = msg })
 	}
 	if err := accounts.ValidatePassword(password); err != nil {
 		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
@@ -150,10 +171,10 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	checked := h.sessions.GetInt64(ctx, sessDeleteChecked)
 	recent := checked != 0 && time.Since(time.Unix(checked, 0)) < deleteCheckedFor
 	if formValue(c, "confirmed") != "1" || !recent {
-		if !accounts.CheckPassword(u.PasswordHash, formValue(c, "password")) {
-			return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
-				p.DeleteError = "That is not your password; nothing was deleted."
-			})
+		if status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted."); err != nil {
+			return err
+		} else if status != 0 {
+			return h.accountRefused(c, status, func(p *views.AccountScreen) { p.DeleteError = msg })
 		}
 	}
 	if formValue(c, "confirmed") != "1" {

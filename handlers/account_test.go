@@ -327,3 +327,25 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// Wrong passwords on the account page count against the sign-in throttle:
+// after five, even the right one is refused with 429 until the window passes.
+func TestAccountPasswordThrottled(t *testing.T) {
+	a := newTestApp(t)
+	a.register("admin")
+	ann := a.register("ann")
+	ann.get(paths.Account)
+	for i := 0; i < 5; i++ {
+		mustStatus(t, ann.postForm(paths.AccountDelete, url.Values{"password": {"wrong horse"}}), http.StatusUnprocessableEntity)
+	}
+	res := ann.postForm(paths.AccountPassword, url.Values{"current": {"correct horse"}, "password": {"a brand new one"}})
+	mustStatus(t, res, http.StatusTooManyRequests)
+	if res.Header.Get("Retry-After") == "" || !strings.Contains(bodyOf(res), "Too many wrong passwords") {
+		t.Errorf("the throttled answer: %q %s", res.Header.Get("Retry-After"), bodyOf(res))
+	}
+	mustStatus(t, ann.postForm(paths.AccountDelete, url.Values{"password": {"correct horse"}}), http.StatusTooManyRequests)
+	u, _ := a.store.UserByUsername(context.Background(), "ann")
+	if !accounts.CheckPassword(u.PasswordHash, "correct horse") {
+		t.Fatal("the password changed")
+	}
+}
