@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"palaver/accounts"
 )
 
@@ -28,6 +30,18 @@ func browserAccount(t *testing.T, root context.Context) {
 	w := s.window("ann")
 	w.register("ann")
 	w.send("hello")
+
+	// On a phone the name is there too, and the top bar fits.
+	w.do("phone", chromedp.EmulateViewport(390, 844))
+	w.reload()
+	if !browserEval[bool](w, browserVisible("[data-testid=account-link]")) {
+		s.fatalf("at 390 px the top bar has no link to the account page")
+	}
+	if browserEval[bool](w, `document.documentElement.scrollWidth > window.innerWidth`) {
+		s.fatalf("at 390 px the page scrolls sideways")
+	}
+	w.do("desktop", chromedp.EmulateViewport(1280, 900))
+	w.reload()
 
 	w.clickToLoad(`[data-testid=account-link]`)
 	if loc := w.location(); loc != "/account" {
