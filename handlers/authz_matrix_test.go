@@ -83,6 +83,12 @@ var mxForms = map[string]url.Values{
 	"POST /admin/housekeeping/orphans":       {"confirmed": {"1"}},
 	"POST /admin/housekeeping/retention":     {"enabled": {"1"}, "days": {"1"}},
 	"POST /admin/housekeeping/retention/run": {"confirmed": {"1"}},
+	// The owner changes the password to itself (the session is renewed, as
+	// signing in renews it) and reaches the delete's confirmation page,
+	// which deletes nothing.
+	"POST /account/password": {"current": {"correct horse"}, "password": {"correct horse"}},
+	"POST /account/keys":     {"name": {"laptop"}},
+	"POST /account/delete":   {"password": {"correct horse"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).

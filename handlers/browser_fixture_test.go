@@ -72,6 +72,7 @@ func TestBrowser(t *testing.T) {
 		{"Phone", browserPhone},
 		{"EveryScreen", browserEveryScreen},
 		{"SearchOrganise", browserSearchOrganise},
+		{"Account", browserAccount},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -33,6 +33,9 @@ type Store interface {
 	APIKeys(ctx context.Context, userID int64) ([]models.APIKey, error)
 	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
 	DeleteAPIKey(ctx context.Context, userID, id int64) error
+	SetOwnPassword(ctx context.Context, userID int64, passwordHash string) (*models.User, error)
+	OwnedCounts(ctx context.Context, userID int64) (models.UserDeletion, error)
+	DeleteOwnAccount(ctx context.Context, userID int64) (models.UserDeletion, error)
 
 	screens.Store // what the screens read (package screens)
 

@@ -42,6 +42,7 @@ var pathBuilders = map[string]string{
 	"POST /admin/users/:id/enable":           paths.AdminUserEnable(1),
 	"POST /admin/users/:id/password":         paths.AdminUserPassword(1),
 	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
+	"POST /account/keys/:id/revoke":          paths.AccountKeyRevoke(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

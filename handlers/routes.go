@@ -77,6 +77,14 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
 
+	// The account page: password, API keys, data, deleting the account.
+	account := app.Group("/account", h.requireUser)
+	account.Get("/", h.account)
+	account.Post("/password", h.accountPassword)
+	account.Post("/keys", h.accountKeyCreate)
+	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
+	account.Post("/delete", h.accountDelete)
+
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).
 	app.Get("/live", h.liveUpgrade, h.liveSocket())

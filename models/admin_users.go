@@ -215,24 +215,94 @@ func (s *Store) AdminDeleteUser(ctx context.Context, actorID, userID int64) (Use
 		if err := keepsAnAdmin(tx, target); err != nil {
 			return err
 		}
-		d.Username = target.Username
-		counts := []struct {
-			n     *int64
-			query string
-		}{
-			{&d.Exchanges, "SELECT COUNT(*) FROM exchanges WHERE user_id = ?"},
-			{&d.Messages, "SELECT COUNT(*) FROM messages WHERE exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)"},
-			{&d.Pages, "SELECT COUNT(*) FROM pages WHERE user_id = ?"},
-			{&d.APIKeys, "SELECT COUNT(*) FROM api_keys WHERE user_id = ?"},
-		}
-		for _, c := range counts {
-			if err := tx.Raw(c.query, target.ID).Scan(c.n).Error; err != nil {
+		var err error
+		d, err = deleteUserTx(tx, target)
+		return err
+	})
+	return d, wrap("admin delete user", err)
+}
+
+// DeleteOwnAccount deletes the user's own account and, by cascade,
+// everything it owns, in one transaction (the body AdminDeleteUser shares),
+// and says what went. The last administrator who can sign in cannot
+// (ErrLastAdmin).
+func (s *Store) DeleteOwnAccount(ctx context.Context, userID int64) (UserDeletion, error) {
+	var d UserDeletion
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if s.dialect == "postgres" {
+			if err := tx.Exec("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").Error; err != nil {
 				return err
 			}
 		}
-		return tx.Delete(&User{}, target.ID).Error
+		var target User
+		if err := tx.Take(&target, userID).Error; err != nil {
+			return err
+		}
+		if err := keepsAnAdmin(tx, &target); err != nil {
+			return err
+		}
+		var err error
+		d, err = deleteUserTx(tx, &target)
+		return err
 	})
-	return d, wrap("admin delete user", err)
+	return d, wrap("delete own account", err)
+}
+
+// deleteUserTx counts what the account owns and deletes it, with everything
+// it owns by cascade, inside tx.
+func deleteUserTx(tx *gorm.DB, target *User) (UserDeletion, error) {
+	d := UserDeletion{Username: target.Username}
+	if err := countOwned(tx, target.ID, &d); err != nil {
+		return d, err
+	}
+	return d, tx.Delete(&User{}, target.ID).Error
+}
+
+// OwnedCounts counts what the user owns, as deleting the account would
+// remove it.
+func (s *Store) OwnedCounts(ctx context.Context, userID int64) (UserDeletion, error) {
+	var d UserDeletion
+	err := countOwned(s.db.WithContext(ctx), userID, &d)
+	return d, wrap("owned counts", err)
+}
+
+// countOwned fills d's counts of what userID owns.
+func countOwned(tx *gorm.DB, userID int64, d *UserDeletion) error {
+	counts := []struct {
+		n     *int64
+		query string
+	}{
+		{&d.Exchanges, "SELECT COUNT(*) FROM exchanges WHERE user_id = ?"},
+		{&d.Messages, "SELECT COUNT(*) FROM messages WHERE exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)"},
+		{&d.Pages, "SELECT COUNT(*) FROM pages WHERE user_id = ?"},
+		{&d.APIKeys, "SELECT COUNT(*) FROM api_keys WHERE user_id = ?"},
+	}
+	for _, c := range counts {
+		if err := tx.Raw(c.query, userID).Scan(c.n).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetOwnPassword sets the user's own password hash and moves the account to
+// a new session epoch, ending its sessions (the caller keeps its own by
+// storing the returned epoch in it). API keys stay.
+func (s *Store) SetOwnPassword(ctx context.Context, userID int64, passwordHash string) (*User, error) {
+	var out User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
+			"password_hash": passwordHash, "session_epoch": gorm.Expr("session_epoch + 1"),
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+		}
+		return tx.Take(&out, userID).Error
+	})
+	return &out, wrap("set own password", err)
 }
 
 // AdminUsernames lists every account's id and name, by name, for the admin

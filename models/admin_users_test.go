@@ -182,6 +182,20 @@ func TestAdminDisableAndPassword(t *testing.T) {
 // TestAdminDeleteUserCountsRows deletes an account with data in every table
 // and checks, table by table, that exactly its rows went.
 func TestAdminDeleteUserCountsRows(t *testing.T) {
+	testDeleteUserCountsRows(t, func(s *Store, actorID, userID int64) (UserDeletion, error) {
+		return s.AdminDeleteUser(context.Background(), actorID, userID)
+	})
+}
+
+// A user's own deletion shares the administrator's: the same rows go, the
+// same counts are reported.
+func TestDeleteOwnAccountCountsRows(t *testing.T) {
+	testDeleteUserCountsRows(t, func(s *Store, _, userID int64) (UserDeletion, error) {
+		return s.DeleteOwnAccount(context.Background(), userID)
+	})
+}
+
+func testDeleteUserCountsRows(t *testing.T, del func(s *Store, actorID, userID int64) (UserDeletion, error)) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		root := mustAdmin(t, s, "root")
@@ -210,7 +224,7 @@ func TestAdminDeleteUserCountsRows(t *testing.T) {
 				t.Fatalf("the seed gives ann no %s: the test would prove nothing", table)
 			}
 		}
-		d, err := s.AdminDeleteUser(ctx, root.ID, ann.ID)
+		d, err := del(s, root.ID, ann.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +253,46 @@ func TestAdminDeleteUserCountsRows(t *testing.T) {
 		if n := count(t, s, "admin_audit", "owner_id IS NULL AND exchange_id IS NULL AND owner_name = 'ann'"); n != 1 {
 			t.Fatalf("%d audit rows kept for ann", n)
 		}
-		_, err = s.AdminDeleteUser(ctx, root.ID, ann.ID)
+		_, err = del(s, root.ID, ann.ID)
 		wantErr(t, err, ErrNotFound, "deleting ann twice")
+	})
+}
+
+// The last administrator cannot delete their own account; another can.
+func TestDeleteOwnAccountLastAdmin(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		root := mustAdmin(t, s, "root")
+		_, err := s.DeleteOwnAccount(ctx, root.ID)
+		wantErr(t, err, ErrLastAdmin, "the last admin deleting themselves")
+		other := mustAdmin(t, s, "other")
+		if _, err := s.DeleteOwnAccount(ctx, root.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.DeleteOwnAccount(ctx, other.ID)
+		wantErr(t, err, ErrLastAdmin, "the new last admin deleting themselves")
+	})
+}
+
+// SetOwnPassword sets the hash and moves the session epoch on; keys stay.
+func TestSetOwnPassword(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		if _, err := s.CreateAPIKey(ctx, ann.ID, "key", "key-ann"); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.SetOwnPassword(ctx, ann.ID, "new-hash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.PasswordHash != "new-hash" || u.SessionEpoch != ann.SessionEpoch+1 {
+			t.Fatalf("after the change: %+v", u)
+		}
+		if n := count(t, s, "api_keys", "user_id = ?", ann.ID); n != 1 {
+			t.Fatalf("%d keys after a password change", n)
+		}
+		_, err = s.SetOwnPassword(ctx, 987654, "x")
+		wantErr(t, err, ErrNotFound, "a missing user")
 	})
 }

@@ -35,7 +35,15 @@ const (
 	AdminRetention    = "/admin/housekeeping/retention"
 	AdminRetentionRun = "/admin/housekeeping/retention/run"
 	AdminRetentionDry = "/admin/housekeeping/retention/dry-run"
+	Account           = "/account"          // the account page: password, API keys, data
+	AccountPassword   = "/account/password" // change one's own password
+	AccountKeys       = "/account/keys"     // create an API key
+	AccountDelete     = "/account/delete"   // delete one's own account
+	Export            = "/api/export"       // download everything one owns (NDJSON)
 )
+
+// AccountKeyRevoke revokes one of one's API keys: /account/keys/{id}/revoke.
+func AccountKeyRevoke(keyID int64) string { return AccountKeys + "/" + id(keyID) + "/revoke" }
 
 func id(n int64) string { return strconv.FormatInt(n, 10) }
 

@@ -593,6 +593,20 @@
     });
   });
 
+  // A button that carries its text (the account page's new API key): copy
+  // it. Without JavaScript the key beside it is selectable text.
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest("[data-copy-text]");
+    if (!b) return;
+    copyText(b.getAttribute("data-copy-text")).then(
+      () => { b.textContent = "Copied"; },
+      () => { b.textContent = "Select and copy"; },
+    ).finally(() => {
+      b.setAttribute("data-copied", "true");
+      setTimeout(() => { b.textContent = "Copy"; b.removeAttribute("data-copied"); }, 1500);
+    });
+  });
+
   document.addEventListener("DOMContentLoaded", () => addButtons(document));
   document.addEventListener("htmx:load", (e) => addButtons(e.detail.elt));
   document.addEventListener("htmx:afterSettle", () => addButtons(document));

@@ -1,0 +1,207 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/accounts"
+	"palaver/models"
+	"palaver/paths"
+	"palaver/views"
+)
+
+// sessAccountFlash holds the message an account action leaves for /account.
+const sessAccountFlash = "account_flash"
+
+// sessDeleteChecked is when the password was last checked for deleting the
+// account (Unix seconds): the confirmation page's form needs no password
+// again within deleteCheckedFor.
+const (
+	sessDeleteChecked = "delete_checked"
+	deleteCheckedFor  = 5 * time.Minute
+)
+
+// accountScreen is the account page's model with the user's keys.
+func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
+	p := views.AccountScreen{Base: h.base(c, "Your account", ""), MinPassword: accounts.MinPassword}
+	keys, err := h.store.APIKeys(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return p, err
+	}
+	for _, k := range keys {
+		last := "never"
+		if k.LastUsedAt != nil {
+			last = accountTime(*k.LastUsedAt)
+		}
+		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
+	}
+	return p, nil
+}
+
+func accountTime(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") }
+
+// account shows /account, with the message the last action left.
+func (h *Handlers) account(c *fiber.Ctx) error {
+	p, err := h.accountScreen(c)
+	if err != nil {
+		return err
+	}
+	p.Notice = h.sessions.PopString(c.UserContext(), sessAccountFlash)
+	return render(c, fiber.StatusOK, views.Account(p))
+}
+
+// accountRefused shows the account page again with what went wrong.
+func (h *Handlers) accountRefused(c *fiber.Ctx, status int, set func(*views.AccountScreen)) error {
+	p, err := h.accountScreen(c)
+	if err != nil {
+		return err
+	}
+	set(&p)
+	return render(c, status, views.Account(p))
+}
+
+// accountDone goes back to /account with a message.
+func (h *Handlers) accountDone(c *fiber.Ctx, msg string) error {
+	h.sessions.Put(c.UserContext(), sessAccountFlash, msg)
+	return redirect(c, paths.Account)
+}
+
+// ownPassword checks the signed-in user's password under the sign-in
+// throttle (signInAttempt): a session cannot guess its way to the password
+// through this page faster than through the sign-in form. It answers 0 when
+// the password is right, else the status and message to show (wrong, or
+// 429 with Retry-After once the name has had too many failures).
+func (h *Handlers) ownPassword(c *fiber.Ctx, password, wrong string) (int, string, error) {
+	_, err := h.signInAttempt(c, currentUser(c).Username, password)
+	var wait *throttledError
+	switch {
+	case errors.As(err, &wait):
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.seconds()))
+		return fiber.StatusTooManyRequests, "Too many wrong passwords. Try again " + wait.in() + ".", nil
+	case errors.Is(err, errBadCredentials):
+		return fiber.StatusUnprocessableEntity, wrong, nil
+	case err != nil:
+		return 0, "", err
+	}
+	return 0, "", nil
+}
+
+// accountPassword changes the user's own password: the current one is
+// required and the new one must follow the rules. The account's other
+// sessions end; this one moves to the new epoch and stays signed in.
+func (h *Handlers) accountPassword(c *fiber.Ctx) error {
+	u := currentUser(c)
+	current, password := formValue(c, "current"), formValue(c, "password")
+	if status, msg, err := h.ownPassword(c, current, "Your current password is not right; the password was not changed."); err != nil {
+		return err
+	} else if status != 0 {
+		return h.accountRefused(c, status, func(p *views.AccountScreen) { p.PasswordError = msg })
+	}
+	if err := accounts.ValidatePassword(password); err != nil {
+		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
+			p.PasswordError = err.Error()
+		})
+	}
+	hash, err := accounts.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	nu, err := h.store.SetOwnPassword(c.UserContext(), u.ID, hash)
+	if err != nil {
+		return err
+	}
+	if err := h.signIn(c, nu); err != nil { // a new token, under the new epoch
+		return err
+	}
+	return h.accountDone(c, "Your password is changed. Your other sessions are signed out; this one stays signed in.")
+}
+
+// accountKeyCreate makes an API key and shows it once, on the page itself
+// (never kept in the session).
+func (h *Handlers) accountKeyCreate(c *fiber.Ctx) error {
+	name := strings.TrimSpace(formValue(c, "name"))
+	if n := utf8.RuneCountInString(name); n == 0 || n > maxKeyName {
+		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
+			p.KeyName, p.KeyError = name, fmt.Sprintf("Give the key a name of 1 to %d characters.", maxKeyName)
+		})
+	}
+	key, err := NewAPIKey()
+	if err != nil {
+		return err
+	}
+	k, err := h.store.CreateAPIKey(c.UserContext(), currentUser(c).ID, strings.Clone(name), HashAPIKey(key))
+	if err != nil {
+		return err
+	}
+	p, err := h.accountScreen(c)
+	if err != nil {
+		return err
+	}
+	p.NewKey, p.NewKeyName = key, k.Name
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return render(c, fiber.StatusOK, views.Account(p))
+}
+
+// accountKeyRevoke revokes one of the user's keys; another user's key is
+// not found, exactly like a missing one.
+func (h *Handlers) accountKeyRevoke(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteAPIKey(c.UserContext(), currentUser(c).ID, id); err != nil {
+		return err
+	}
+	return h.accountDone(c, "The key is revoked: it no longer works.")
+}
+
+// accountDelete deletes the user's own account once the password is right
+// and the deletion confirmed: first the password (wrong: refused), then a
+// page that says what will go (the password is not asked again for a few
+// minutes), then everything in one transaction; the user is signed out and
+// told what went.
+func (h *Handlers) accountDelete(c *fiber.Ctx) error {
+	ctx, u := c.UserContext(), currentUser(c)
+	checked := h.sessions.GetInt64(ctx, sessDeleteChecked)
+	recent := checked != 0 && time.Since(time.Unix(checked, 0)) < deleteCheckedFor
+	if formValue(c, "confirmed") != "1" || !recent {
+		if status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted."); err != nil {
+			return err
+		} else if status != 0 {
+			return h.accountRefused(c, status, func(p *views.AccountScreen) { p.DeleteError = msg })
+		}
+	}
+	if formValue(c, "confirmed") != "1" {
+		h.sessions.Put(ctx, sessDeleteChecked, time.Now().Unix())
+		n, err := h.store.OwnedCounts(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.AccountDeleteConfirmScreen(views.AccountDeleteConfirm{
+			Base: h.base(c, "Delete your account?", ""), Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages, APIKeys: n.APIKeys,
+		}))
+	}
+	d, err := h.store.DeleteOwnAccount(ctx, u.ID)
+	if errors.Is(err, models.ErrLastAdmin) {
+		return h.accountRefused(c, fiber.StatusConflict, func(p *views.AccountScreen) {
+			p.DeleteError = "You are the last administrator: make someone else an administrator first. Nothing was deleted."
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.sessions.Destroy(ctx); err != nil {
+		return err
+	}
+	c.Locals(localUser, nil)
+	return render(c, fiber.StatusOK, views.AccountDeletedScreen(views.AccountDeleted{
+		Base: h.base(c, "Account deleted", ""), Username: d.Username,
+		Exchanges: d.Exchanges, Messages: d.Messages, Pages: d.Pages, APIKeys: d.APIKeys,
+	}))
+}

@@ -1,0 +1,351 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"palaver/accounts"
+	"palaver/paths"
+)
+
+// accountLogin signs name in on a fresh browser with password.
+func accountLogin(t *testing.T, a *testApp, name, password string) *client {
+	t.Helper()
+	c := a.anon()
+	c.get(paths.Login)
+	res := c.postForm(paths.Login, url.Values{"username": {name}, "password": {password}})
+	mustStatus(t, res, http.StatusSeeOther)
+	c.get(paths.Account) // the signed-in session's CSRF token
+	return c
+}
+
+// accountSignedIn says whether the client's session is still signed in:
+// /account answers the page, not the way to /login.
+func accountSignedIn(t *testing.T, c *client) bool {
+	t.Helper()
+	res := c.get(paths.Account)
+	switch {
+	case res.StatusCode == http.StatusOK:
+		return true
+	case res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == paths.Login:
+		return false
+	}
+	t.Fatalf("GET /account: status %d, Location %q", res.StatusCode, res.Header.Get("Location"))
+	return false
+}
+
+func TestAccountPageVisitorGoesToLogin(t *testing.T) {
+	a := newTestApp(t)
+	v := a.anon()
+	for _, p := range []string{paths.Account} {
+		res := v.get(p)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != paths.Login {
+			t.Errorf("visitor GET %s: %d %q, want 303 to /login", p, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	v.get(paths.Login)
+	for _, p := range []string{paths.AccountPassword, paths.AccountKeys, paths.AccountKeyRevoke(1), paths.AccountDelete} {
+		res := v.postForm(p, url.Values{"password": {"correct horse"}, "name": {"x"}})
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != paths.Login {
+			t.Errorf("visitor POST %s: %d %q, want 303 to /login", p, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+}
+
+func TestAccountPageSections(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	res := ann.get(paths.Account)
+	mustStatus(t, res, http.StatusOK)
+	doc := chatDoc(t, res)
+	for _, id := range []string{"api-keys", "api-key-create", "export-data", "delete-account", "account-link"} {
+		if len(chatByTestID(doc, id)) != 1 {
+			t.Errorf("/account has %d %q, want 1", len(chatByTestID(doc, id)), id)
+		}
+	}
+	if href, _ := chatAttr(chatByTestID(doc, "export-data")[0], "href"); href != "/api/export" {
+		t.Errorf("export-data links to %q", href)
+	}
+	if href, _ := chatAttr(chatByTestID(doc, "account-link")[0], "href"); href != paths.Account {
+		t.Errorf("the top bar's name links to %q", href)
+	}
+	// Every state-changing form carries the CSRF field.
+	for _, f := range chatFind(doc, func(n *chatNode) bool { return n.Data == "form" }) {
+		if m, _ := chatAttr(f, "method"); m != "post" {
+			continue
+		}
+		if len(chatFind(f, func(n *chatNode) bool { v, _ := chatAttr(n, "name"); return v == "csrf_token" })) != 1 {
+			action, _ := chatAttr(f, "action")
+			t.Errorf("the form to %s has no CSRF field", action)
+		}
+	}
+	// The download works with the session.
+	res = ann.get("/api/export")
+	mustStatus(t, res, http.StatusOK)
+	if ct := res.Header.Get("Content-Type"); !strings.Contains(ct, "ndjson") {
+		t.Errorf("export Content-Type %q", ct)
+	}
+}
+
+func TestAccountKeysCreateUseRevoke(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	mal := a.register("mallory")
+	ann.get(paths.Account)
+
+	// A name is required.
+	res := ann.postForm(paths.AccountKeys, url.Values{"name": {"   "}})
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if !strings.Contains(bodyOf(res), "Give the key a name") || a.apiCount("api_keys") != 0 {
+		t.Fatalf("an empty name: %s", bodyOf(res))
+	}
+
+	res = ann.postForm(paths.AccountKeys, url.Values{"name": {"laptop"}})
+	mustStatus(t, res, http.StatusOK)
+	doc := chatDoc(t, res)
+	vals := chatByTestID(doc, "api-key-value")
+	if len(vals) != 1 {
+		t.Fatalf("the new key is shown %d times", len(vals))
+	}
+	key := strings.TrimSpace(chatText(vals[0]))
+	if !strings.HasPrefix(key, "pal_") {
+		t.Fatalf("the key shown: %q", key)
+	}
+	if copyBtn := chatByTestID(doc, "api-key-copy"); len(copyBtn) != 1 {
+		t.Fatal("no Copy button")
+	} else if v, _ := chatAttr(copyBtn[0], "data-copy-text"); v != key {
+		t.Errorf("the Copy button copies %q", v)
+	}
+	items := chatByTestID(doc, "api-key")
+	if len(items) != 1 || !strings.Contains(chatText(items[0]), "laptop") || !strings.Contains(chatText(items[0]), "last used never") {
+		t.Fatalf("the key list: %d items", len(items))
+	}
+	idAttr, _ := chatAttr(items[0], "data-key-id")
+	id, _ := strconv.ParseInt(idAttr, 10, 64)
+
+	// Shown once: the page does not show it again.
+	res = ann.get(paths.Account)
+	if strings.Contains(bodyOf(res), key) {
+		t.Fatal("the key is shown again")
+	}
+
+	// It works with the API, and its use shows.
+	api := &client{a: a, cookies: map[string]string{}, apiKey: key}
+	r, _ := api.api("GET", "/api/chat/history", nil)
+	mustStatus(t, r, http.StatusOK)
+	if strings.Contains(bodyOf(ann.get(paths.Account)), "last used never") {
+		t.Error("the key's use does not show")
+	}
+
+	// Another user's key id: 404, and nothing changes.
+	mal.get(paths.Account)
+	res = mal.postForm(paths.AccountKeyRevoke(id), nil)
+	mustStatus(t, res, http.StatusNotFound)
+	if a.apiCount("api_keys") != 1 {
+		t.Fatal("another user revoked the key")
+	}
+	if r, _ := api.api("GET", "/api/chat/history", nil); r.StatusCode != http.StatusOK {
+		t.Fatal("the key stopped working after another user's revoke")
+	}
+
+	// The owner revokes it: gone, and refused.
+	res = ann.postForm(paths.AccountKeyRevoke(id), nil)
+	mustStatus(t, res, http.StatusSeeOther)
+	if loc := res.Header.Get("Location"); loc != paths.Account {
+		t.Fatalf("revoke goes to %q", loc)
+	}
+	doc = chatDoc(t, ann.get(paths.Account))
+	if len(chatByTestID(doc, "api-key")) != 0 || len(chatByTestID(doc, "account-notice")) != 1 {
+		t.Error("after revoking: the key is still listed, or no notice")
+	}
+	if r, _ := api.api("GET", "/api/chat/history", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a revoked key: %d", r.StatusCode)
+	}
+	// Twice: 404.
+	mustStatus(t, ann.postForm(paths.AccountKeyRevoke(id), nil), http.StatusNotFound)
+}
+
+func TestAccountPasswordChange(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	other := accountLogin(t, a, "ann", "correct horse")
+	ann.get(paths.Account)
+
+	// The current password is required.
+	res := ann.postForm(paths.AccountPassword, url.Values{"current": {"wrong horse"}, "password": {"a brand new one"}})
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if !strings.Contains(bodyOf(res), "current password is not right") {
+		t.Errorf("a wrong current password: %s", bodyOf(res))
+	}
+	// The new one follows the rules.
+	res = ann.postForm(paths.AccountPassword, url.Values{"current": {"correct horse"}, "password": {"short"}})
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if !strings.Contains(bodyOf(res), accounts.ErrPasswordShort.Error()) {
+		t.Errorf("a short new password: %s", bodyOf(res))
+	}
+	u, _ := a.store.UserByUsername(context.Background(), "ann")
+	if !accounts.CheckPassword(u.PasswordHash, "correct horse") || !accountSignedIn(t, other) {
+		t.Fatal("a refused change changed something")
+	}
+
+	res = ann.postForm(paths.AccountPassword, url.Values{"current": {"correct horse"}, "password": {"a brand new one"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	if loc := res.Header.Get("Location"); loc != paths.Account {
+		t.Fatalf("the change goes to %q", loc)
+	}
+	res = ann.get(paths.Account)
+	mustStatus(t, res, http.StatusOK) // this session stays signed in
+	if !strings.Contains(bodyOf(res), "other sessions are signed out") {
+		t.Error("the page does not say the other sessions ended")
+	}
+	if accountSignedIn(t, other) {
+		t.Fatal("the other session is still signed in")
+	}
+	// The other client, sent to sign in, can with the new password only.
+	o := a.anon()
+	o.get(paths.Login)
+	mustStatus(t, o.postForm(paths.Login, url.Values{"username": {"ann"}, "password": {"correct horse"}}), http.StatusUnauthorized)
+	accountLogin(t, a, "ann", "a brand new one")
+	if !accountSignedIn(t, ann) {
+		t.Fatal("this session ended after signing in elsewhere")
+	}
+}
+
+func TestAccountDelete(t *testing.T) {
+	a := newTestApp(t)
+	a.register("admin") // the first account is the administrator
+	ann := a.register("ann")
+	bob := a.register("bob")
+	other := accountLogin(t, a, "ann", "correct horse")
+	ctx := context.Background()
+	a.adminExchange(ann.user.ID, adminEx{queries: []string{"one", "two"}})
+	a.adminExchange(ann.user.ID, adminEx{queries: []string{"three"}})
+	a.adminPage(ann.user.ID, "Notes")
+	bobEx := a.adminExchange(bob.user.ID, adminEx{queries: []string{"bob's"}})
+	a.apiClient("ann")
+	owned := func(table, where string) int {
+		db, _ := a.store.SQL()
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM "+table+" WHERE "+where, ann.user.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	msgs := owned("messages", "exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)")
+	if msgs == 0 || owned("exchanges", "user_id = ?") != 2 || owned("pages", "user_id = ?") != 1 {
+		t.Fatal("the fixture")
+	}
+	before := a.adminCounts()
+
+	// A wrong password is refused; nothing changes.
+	ann.get(paths.Account)
+	res := ann.postForm(paths.AccountDelete, url.Values{"password": {"wrong horse"}})
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if !strings.Contains(bodyOf(res), "not your password") {
+		t.Errorf("a wrong password: %s", bodyOf(res))
+	}
+	// A confirmation without a checked password is refused too.
+	res = ann.postForm(paths.AccountDelete, url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusUnprocessableEntity)
+	if after := a.adminCounts(); !equalCounts(before, after) {
+		t.Fatalf("a refused deletion changed rows: %v -> %v", before, after)
+	}
+
+	// The right password: a confirmation page with what will go.
+	res = ann.postForm(paths.AccountDelete, url.Values{"password": {"correct horse"}})
+	mustStatus(t, res, http.StatusOK)
+	doc := chatDoc(t, res)
+	if len(chatByTestID(doc, "confirm")) != 1 || !strings.Contains(chatText(chatByTestID(doc, "confirm-message")[0]), "2 conversations") {
+		t.Fatalf("the confirmation page: %s", bodyOf(res))
+	}
+	if after := a.adminCounts(); !equalCounts(before, after) {
+		t.Fatal("the confirmation page deleted something")
+	}
+
+	// Confirmed: everything of ann's goes, and ann is signed out.
+	res = ann.postForm(paths.AccountDelete, url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusOK)
+	body := bodyOf(res)
+	for _, want := range []string{"2 conversations", strconv.Itoa(msgs) + " messages", "1 page", "is deleted"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the deleted page does not say %q", want)
+		}
+	}
+	if _, err := a.store.UserByUsername(ctx, "ann"); err == nil {
+		t.Fatal("the account still exists")
+	}
+	for table, where := range map[string]string{
+		"exchanges": "user_id = ?", "pages": "user_id = ?", "api_keys": "user_id = ?",
+		"page_revisions": "page_id IN (SELECT id FROM pages WHERE user_id = ?)",
+	} {
+		if n := owned(table, where); n != 0 {
+			t.Errorf("%d rows of %s left", n, table)
+		}
+	}
+	after := a.adminCounts()
+	if after["users"] != before["users"]-1 || after["exchanges"] != before["exchanges"]-2 ||
+		after["messages"] != before["messages"]-msgs || after["pages"] != before["pages"]-1 || after["api_keys"] != before["api_keys"]-1 {
+		t.Errorf("counts %v -> %v", before, after)
+	}
+	if accountSignedIn(t, ann) || accountSignedIn(t, other) {
+		t.Fatal("a session of the deleted account is still signed in")
+	}
+	// Bob's things stay.
+	if _, err := a.store.UserByUsername(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.chatMessages(bob.user.ID, bobEx)) == 0 {
+		t.Fatal("bob's conversation went too")
+	}
+}
+
+// The last administrator cannot delete their account.
+func TestAccountDeleteLastAdmin(t *testing.T) {
+	a := newTestApp(t)
+	admin := a.register("admin")
+	admin.get(paths.Account)
+	mustStatus(t, admin.postForm(paths.AccountDelete, url.Values{"password": {"correct horse"}}), http.StatusOK)
+	res := admin.postForm(paths.AccountDelete, url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusConflict)
+	if !strings.Contains(bodyOf(res), "last administrator") || a.apiCount("users") != 1 {
+		t.Fatal("the last administrator deleted their account")
+	}
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Wrong passwords on the account page count against the sign-in throttle:
+// after five, even the right one is refused with 429 until the window passes.
+func TestAccountPasswordThrottled(t *testing.T) {
+	a := newTestApp(t)
+	a.register("admin")
+	ann := a.register("ann")
+	ann.get(paths.Account)
+	for i := 0; i < 5; i++ {
+		mustStatus(t, ann.postForm(paths.AccountDelete, url.Values{"password": {"wrong horse"}}), http.StatusUnprocessableEntity)
+	}
+	res := ann.postForm(paths.AccountPassword, url.Values{"current": {"correct horse"}, "password": {"a brand new one"}})
+	mustStatus(t, res, http.StatusTooManyRequests)
+	if res.Header.Get("Retry-After") == "" || !strings.Contains(bodyOf(res), "Too many wrong passwords") {
+		t.Errorf("the throttled answer: %q %s", res.Header.Get("Retry-After"), bodyOf(res))
+	}
+	mustStatus(t, ann.postForm(paths.AccountDelete, url.Values{"password": {"correct horse"}}), http.StatusTooManyRequests)
+	u, _ := a.store.UserByUsername(context.Background(), "ann")
+	if !accounts.CheckPassword(u.PasswordHash, "correct horse") {
+		t.Fatal("the password changed")
+	}
+}

@@ -1,0 +1,126 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"palaver/accounts"
+)
+
+// browserAccount: register, open the account page from the top bar, create
+// an API key and read it from the page, use it with the API, revoke it (the
+// API refuses it), download my data with the session, and delete the
+// account with the password: signed out.
+func browserAccount(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	a := s.app
+	// An administrator first: the first account would be the last admin,
+	// who cannot delete their account.
+	hash, err := accounts.HashPassword(browserPass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.CreateUser(context.Background(), "root", hash, true); err != nil {
+		t.Fatal(err)
+	}
+	w := s.window("ann")
+	w.register("ann")
+	w.send("hello")
+
+	// On a phone the name is there too, and the top bar fits.
+	w.do("phone", chromedp.EmulateViewport(390, 844))
+	w.reload()
+	if !browserEval[bool](w, browserVisible("[data-testid=account-link]")) {
+		s.fatalf("at 390 px the top bar has no link to the account page")
+	}
+	if browserEval[bool](w, `document.documentElement.scrollWidth > window.innerWidth`) {
+		s.fatalf("at 390 px the page scrolls sideways")
+	}
+	w.do("desktop", chromedp.EmulateViewport(1280, 900))
+	w.reload()
+
+	w.clickToLoad(`[data-testid=account-link]`)
+	if loc := w.location(); loc != "/account" {
+		s.fatalf("the top bar's name led to %q", loc)
+	}
+
+	// A key, shown once, with a Copy button.
+	w.typeInto(`[data-testid=api-key-create] input[name=name]`, "laptop")
+	w.clickToLoad(`[data-testid=api-key-create] button[type=submit]`)
+	w.waitVisible(`[data-testid=api-key-value]`)
+	key := w.text(`[data-testid=api-key-value]`)
+	if !strings.HasPrefix(key, "pal_") {
+		s.fatalf("the key on the page: %q", key)
+	}
+	w.click(`[data-testid=api-key-copy]`)
+	w.waitFor("the Copy button's answer", `document.querySelector("[data-testid=api-key-copy]").hasAttribute("data-copied")`)
+	if names := browserTexts(w, `[data-testid=api-keys] [data-testid=api-key-name]`); len(names) != 1 || names[0] != "laptop" {
+		s.fatalf("the key list: %q", names)
+	}
+
+	history := func() int {
+		req, err := http.NewRequest("GET", s.base+"/api/chat/history", nil)
+		if err != nil {
+			s.fatalf("%v", err)
+		}
+		req.Header.Set("x-api-key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			s.fatalf("GET /api/chat/history: %v", err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if st := history(); st != http.StatusOK {
+		s.fatalf("the new key: GET /api/chat/history answered %d", st)
+	}
+
+	// Revoked: gone from the list, refused by the API.
+	w.clickToLoad(`[data-testid=api-key-revoke]`)
+	w.waitVisible(`[data-testid=account-notice]`)
+	if n := browserEval[int](w, browserCount(`[data-testid=api-key]`)); n != 0 {
+		s.fatalf("%d keys listed after revoking", n)
+	}
+	if st := history(); st != http.StatusUnauthorized {
+		s.fatalf("the revoked key: GET /api/chat/history answered %d", st)
+	}
+
+	// Download my data: the link, and the download with the session.
+	if href := browserEval[string](w, `document.querySelector("[data-testid=export-data]").getAttribute("href")`); href != "/api/export" {
+		s.fatalf("export-data links to %q", href)
+	}
+	browserEval[bool](w, `(window.__export = null, fetch("/api/export").then(async (r) => { window.__export = r.status + " " + r.headers.get("content-type") + " " + (await r.text()).split("\n").filter(Boolean).length; }), true)`)
+	w.waitFor("the export's answer", `window.__export`)
+	got := browserEval[string](w, `window.__export`)
+	if !strings.HasPrefix(got, "200 application/x-ndjson") || strings.HasSuffix(got, " 0") {
+		s.fatalf("the export answered %q", got)
+	}
+
+	// Delete the account: a wrong password is refused, the right one asks
+	// once more, then everything goes and ann is signed out.
+	w.typeInto(`[data-testid=delete-account-password]`, "wrong horse")
+	w.click(`[data-testid=delete-account]`) // a 422 page: no clickToLoad
+	w.waitFor("the refusal", browserHasText(`[data-testid=form-error]`, "not your password"))
+	w.typeInto(`[data-testid=delete-account-password]`, browserPass)
+	w.clickToLoad(`[data-testid=delete-account]`)
+	w.waitVisible(`[data-testid=confirm]`)
+	w.clickToLoad(`[data-testid=confirm]`)
+	w.waitVisible(`[data-testid=account-deleted]`)
+	if txt := w.text(`[data-testid=account-deleted]`); !strings.Contains(txt, "1 conversation") || !strings.Contains(txt, "2 messages") {
+		s.fatalf("the deleted page says %q", txt)
+	}
+	if n := a.apiCount("users"); n != 1 {
+		s.fatalf("%d accounts left", n)
+	}
+	if n := a.apiCount("messages"); n != 0 {
+		s.fatalf("%d messages left", n)
+	}
+	w.visit("/account")
+	if loc := w.location(); loc != "/login" {
+		s.fatalf("after deleting, /account led to %q, want /login", loc)
+	}
+}

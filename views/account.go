@@ -1,0 +1,37 @@
+package views
+
+// AccountScreen is /account: the signed-in user's password, API keys, data
+// and account.
+type AccountScreen struct {
+	Base
+	Notice        string       // what the last action did
+	Keys          []AccountKey // the user's API keys, oldest first
+	NewKey        string       // a key just created: shown this once
+	NewKeyName    string
+	KeyName       string // the name typed, kept when the form comes back
+	KeyError      string
+	PasswordError string
+	DeleteError   string
+	MinPassword   int
+}
+
+// AccountKey is one API key as the account page lists it: never the key.
+type AccountKey struct {
+	ID       int64
+	Name     string
+	Created  string
+	LastUsed string // "never" when unused
+}
+
+// AccountDeleteConfirm asks before deleting the account, with what it holds.
+type AccountDeleteConfirm struct {
+	Base
+	Exchanges, Messages, Pages, APIKeys int64
+}
+
+// AccountDeleted says the account is gone and what went with it.
+type AccountDeleted struct {
+	Base
+	Username                            string
+	Exchanges, Messages, Pages, APIKeys int64
+}
