@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -125,17 +123,13 @@ func (h *Handlers) accountPassword(c *fiber.Ctx) error {
 // accountKeyCreate makes an API key and shows it once, on the page itself
 // (never kept in the session).
 func (h *Handlers) accountKeyCreate(c *fiber.Ctx) error {
-	name := strings.TrimSpace(formValue(c, "name"))
-	if n := utf8.RuneCountInString(name); n == 0 || n > maxKeyName {
+	name, ok := keyName(formValue(c, "name"))
+	if !ok {
 		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
 			p.KeyName, p.KeyError = name, fmt.Sprintf("Give the key a name of 1 to %d characters.", maxKeyName)
 		})
 	}
-	key, err := NewAPIKey()
-	if err != nil {
-		return err
-	}
-	k, err := h.store.CreateAPIKey(c.UserContext(), currentUser(c).ID, strings.Clone(name), HashAPIKey(key))
+	k, key, err := h.createKey(c, name)
 	if err != nil {
 		return err
 	}

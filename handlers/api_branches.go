@@ -109,10 +109,8 @@ func (h *Handlers) apiBranches(c *fiber.Ctx) error {
 	}
 	out := make([]apiBranch, len(family))
 	for i, ex := range family {
-		out[i] = apiBranch{ExchangeID: ex.ID, Title: ex.Title, MessageCount: ex.TurnCount, UpdatedAt: ex.UpdatedAt}
-		if ex.ForkedFromID != nil && ex.ForkedAtSeq != nil {
-			out[i].ForkedFrom = &apiForkedFrom{ExchangeID: *ex.ForkedFromID, Seq: *ex.ForkedAtSeq}
-		}
+		out[i] = apiBranch{ExchangeID: ex.ID, ForkedFrom: newAPIForkedFrom(&family[i]), Title: ex.Title,
+			MessageCount: ex.TurnCount, UpdatedAt: ex.UpdatedAt}
 	}
 	return c.JSON(out)
 }

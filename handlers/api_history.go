@@ -48,10 +48,17 @@ func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
 		Timestamp: s.CreatedAt, UpdatedAt: s.UpdatedAt, Feedback: s.Feedback,
 		MessageCount: s.TurnCount, Pinned: s.Pinned, Archived: s.Archived, Cursor: s.Cursor().String(),
 	}
-	if s.ForkedFromID != nil && s.ForkedAtSeq != nil {
-		it.ForkedFrom = &apiForkedFrom{ExchangeID: *s.ForkedFromID, Seq: *s.ForkedAtSeq}
-	}
+	it.ForkedFrom = newAPIForkedFrom(&s.Exchange)
 	return it
+}
+
+// newAPIForkedFrom is where ex was forked from; nil for an exchange that is
+// no fork (or whose parent is gone).
+func newAPIForkedFrom(ex *models.Exchange) *apiForkedFrom {
+	if ex.ForkedFromID == nil || ex.ForkedAtSeq == nil {
+		return nil
+	}
+	return &apiForkedFrom{ExchangeID: *ex.ForkedFromID, Seq: *ex.ForkedAtSeq}
 }
 
 // apiHistory lists one keyset page of the user's general exchanges, most

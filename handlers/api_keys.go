@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
 )
 
 // maxKeyName bounds an API key's name, in characters.
@@ -61,19 +63,34 @@ func (h *Handlers) apiKeyCreate(c *fiber.Ctx) error {
 	if err := apiDecode(c, &p); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(p.Name)
-	if n := utf8.RuneCountInString(name); n == 0 || n > maxKeyName {
+	name, ok := keyName(p.Name)
+	if !ok {
 		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Give the key a name of 1 to %d characters", maxKeyName))
 	}
-	key, err := NewAPIKey()
-	if err != nil {
-		return err
-	}
-	k, err := h.store.CreateAPIKey(c.UserContext(), currentUser(c).ID, strings.Clone(name), HashAPIKey(key))
+	k, key, err := h.createKey(c, name)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(apiKeyCreated{ID: k.ID, Name: k.Name, Key: key})
+}
+
+// keyName is a key's name as given, trimmed, and whether it may be one (1
+// to maxKeyName characters).
+func keyName(raw string) (string, bool) {
+	name := strings.TrimSpace(raw)
+	n := utf8.RuneCountInString(name)
+	return name, n > 0 && n <= maxKeyName
+}
+
+// createKey makes a new key named name for the signed-in user (the API and
+// the account page): only its hash is stored; the key is returned once.
+func (h *Handlers) createKey(c *fiber.Ctx, name string) (*models.APIKey, string, error) {
+	key, err := NewAPIKey()
+	if err != nil {
+		return nil, "", err
+	}
+	k, err := h.store.CreateAPIKey(c.UserContext(), currentUser(c).ID, strings.Clone(name), HashAPIKey(key))
+	return k, key, err
 }
 
 // apiKeyDelete revokes one of the caller's keys; another user's key answers

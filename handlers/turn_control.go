@@ -79,9 +79,5 @@ func (h *Handlers) apiRetry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := turn.Wait(c.UserContext())
-	if err != nil {
-		return err
-	}
-	return c.JSON(apiChatResult(res, start))
+	return h.apiTurnAnswer(c, turn, start)
 }

@@ -72,10 +72,7 @@ func (s *Store) ExportExchanges(ctx context.Context, userID int64, fn func(*Expo
 	var after int64
 	for {
 		var batch []ExportedExchange
-		err := db.Raw(`SELECT e.*, p.uid AS page_uid, f.uid AS parent_uid FROM exchanges e
-			LEFT JOIN pages p ON p.id = e.page_id LEFT JOIN exchanges f ON f.id = e.forked_from_id
-			WHERE e.user_id = ? AND e.scope <> ? AND e.id > ? ORDER BY e.id LIMIT ?`,
-			userID, ScopeSubRun, after, exportBatch).Scan(&batch).Error
+		err := exportedExchanges(db, userID).Where("e.id > ?", after).Order("e.id").Limit(exportBatch).Scan(&batch).Error
 		if err != nil {
 			return wrap("export exchanges", err)
 		}
@@ -101,9 +98,7 @@ func (s *Store) ExportExchanges(ctx context.Context, userID int64, fn func(*Expo
 func (s *Store) ExportExchange(ctx context.Context, userID, id int64) (*ExportedExchange, error) {
 	db := s.db.WithContext(ctx)
 	var ex ExportedExchange
-	res := db.Raw(`SELECT e.*, p.uid AS page_uid, f.uid AS parent_uid FROM exchanges e
-		LEFT JOIN pages p ON p.id = e.page_id LEFT JOIN exchanges f ON f.id = e.forked_from_id
-		WHERE e.user_id = ? AND e.id = ? AND e.scope <> ?`, userID, id, ScopeSubRun).Scan(&ex)
+	res := exportedExchanges(db, userID).Where("e.id = ?", id).Scan(&ex)
 	if res.Error != nil {
 		return nil, wrap("export exchange", res.Error)
 	}
@@ -111,6 +106,15 @@ func (s *Store) ExportExchange(ctx context.Context, userID, id int64) (*Exported
 		return nil, wrap("export exchange", ErrNotFound)
 	}
 	return &ex, s.exportLog(db, &ex)
+}
+
+// exportedExchanges selects the user's exchanges (sub-runs, which belong to
+// the exchange that spawned them, left out) with the uids of their page and
+// of the exchange they were forked from.
+func exportedExchanges(db *gorm.DB, userID int64) *gorm.DB {
+	return db.Table("exchanges AS e").Select("e.*, p.uid AS page_uid, f.uid AS parent_uid").
+		Joins("LEFT JOIN pages p ON p.id = e.page_id").Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id").
+		Where("e.user_id = ? AND e.scope <> ?", userID, ScopeSubRun)
 }
 
 // exportLog reads an exchange's whole log, in write order.

@@ -86,25 +86,11 @@ func (e *env) apiThroughput(ctx context.Context) (float64, *models.Message, erro
 		}
 		ids[i] = id
 	}
-	var wg sync.WaitGroup
-	errc := make(chan error, e.size.Clients)
-	t0 := time.Now()
-	for c := range e.size.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range per {
-				if _, err := e.chat(fmt.Sprintf("client %d turn %d", c, i), ids[c]); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(t0)
-	close(errc)
-	if err := <-errc; err != nil {
+	elapsed, err := concurrently(e.size.Clients, per, func(c, i int) error {
+		_, err := e.chat(fmt.Sprintf("client %d turn %d", c, i), ids[c])
+		return err
+	})
+	if err != nil {
 		return 0, nil, err
 	}
 	msgs, err := e.store.Messages(ctx, e.userID, ids[0], nil)
@@ -132,25 +118,10 @@ func (e *env) rawThroughput(ctx context.Context, reply *models.Message, writers 
 			return 0, err
 		}
 	}
-	var wg sync.WaitGroup
-	errc := make(chan error, writers)
-	t0 := time.Now()
-	for c := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range per {
-				if err := e.rawTurn(ctx, ids[c], int64(2*i), fmt.Sprintf("client %d turn %d", c, i), reply, string(respJSON)); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(t0)
-	close(errc)
-	if err := <-errc; err != nil {
+	elapsed, err := concurrently(writers, per, func(c, i int) error {
+		return e.rawTurn(ctx, ids[c], int64(2*i), fmt.Sprintf("client %d turn %d", c, i), reply, string(respJSON))
+	})
+	if err != nil {
 		return 0, err
 	}
 	return float64(2*per*writers) / elapsed.Seconds(), nil
@@ -171,4 +142,29 @@ func (e *env) rawTurn(ctx context.Context, exchangeID, seq int64, query string, 
 		return err
 	}
 	return tx.Commit()
+}
+
+// concurrently runs do(c, i) for i in 0..per-1 on each of clients
+// goroutines c at once, and returns how long they took together, or the
+// first error (a client stops at its own).
+func concurrently(clients, per int, do func(c, i int) error) (time.Duration, error) {
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	t0 := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if err := do(c, i); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errc)
+	return elapsed, <-errc
 }
