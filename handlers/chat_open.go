@@ -45,6 +45,7 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	if seq, ok := seqParam(c); ok {
 		screens.Highlight(s.Conversation.Messages, seq)
 	}
+	s.Conversation.Notice = h.sessions.PopString(c.UserContext(), sessBranchNotice)
 	h.sessions.Put(c.UserContext(), sessExchange, id)
 	return render(c, fiber.StatusOK, views.Chat(s))
 }

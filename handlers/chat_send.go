@@ -25,14 +25,23 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	afterSeq, err := chatAfterSeq(c.FormValue("after_seq"), exchangeID)
+	if err != nil {
+		return err
+	}
 	res, err := h.sendTurn(c, agents.SendRequest{
-		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
+		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query, AfterSeq: afterSeq,
 	})
 	if status, reason, ok := formRefusal(c, err); ok {
 		return h.chatSendRefused(c, status, exchangeID, query, reason)
 	}
 	if err != nil {
 		return err
+	}
+	if res.Forked {
+		// The log had moved past what the tab showed: the message started
+		// a branch of its own, which the tab moves to.
+		return h.chatBranchScreen(c, res.Exchange.ID, views.NoticeStale)
 	}
 	h.sessions.Put(c.UserContext(), sessExchange, res.Exchange.ID)
 	target := paths.Chat(res.Exchange.ID)
@@ -114,7 +123,22 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 			s.Messages = append(s.Messages, e)
 		}
 	}
+	screens.WithControls(s.Messages, res.Exchange.ID)
 	return s
+}
+
+// chatAfterSeq reads the composer's after_seq, the last seq its tab shows
+// of exchangeID's log: "" (or a new chat) is none; anything but a number
+// of at least -1 is a 400.
+func chatAfterSeq(s string, exchangeID int64) (*int64, error) {
+	if s == "" || exchangeID == 0 {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < -1 {
+		return nil, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Invalid after_seq %q", s))
+	}
+	return &n, nil
 }
 
 // chatFormID reads an optional id form field: "" or "0" is none.

@@ -189,6 +189,9 @@ type liveSession struct {
 	feedPage int64
 	pageID   int64        // the page whose editor the tab shows; 0: none
 	reply    bool         // the tab has a pending reply cell open, as far as we know
+	// switches are the branch switchers sent to the tab since it began
+	// watching, by seq: a new branch of the family sends only what changed.
+	switches map[int64]views.BranchSwitch
 	shown    replyView    // how much of the reply being written the pending cell holds
 	out      bytes.Buffer // rendered, to be written as one message (flush)
 }
@@ -257,7 +260,7 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 // what it lacks: the entries past its seq, and the turn's state. Another
 // user's exchange, or a missing one, is watched as none: nothing is sent.
 func (s *liveSession) watch(req liveRequest) error {
-	s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
+	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
 	s.pageID = max(req.PageID, 0)
 	if req.ExchangeID <= 0 {
 		return nil
@@ -406,7 +409,9 @@ func (s *liveSession) event(e agents.Event) error {
 			s.delta(&u, e)
 		}
 	case agents.EventTurn:
-		s.turn(&u, e, watched)
+		if err := s.turn(&u, e, watched); err != nil {
+			return err
+		}
 	}
 	return s.send(u)
 }
@@ -449,6 +454,9 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 	}
 	if len(msgs) > 0 { // the error row that ended a failed turn offers Retry, as the chat screen's does
 		screens.OfferRetry(s.viewer(), u.Entries, ex, msgs[len(msgs)-1].ID)
+	}
+	if ex == nil || ex.Scope == models.ScopeGeneral {
+		screens.WithControls(u.Entries, s.feed.exchangeID)
 	}
 	return nil
 }
@@ -559,18 +567,33 @@ func (s *liveSession) turnState(u *views.LiveUpdate, ex *models.Exchange) {
 
 // turn shows an exchange's new header: its sidebar item (general chats,
 // whichever the tab shows), and for the watched one its turn state.
-func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
+func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) error {
 	ex := e.Exchange
 	if ex == nil || ex.Archived { // deleted, or out of the sidebar
 		u.Removed = e.ExchangeID
-		return
+		return nil
 	}
 	if ex.Scope == models.ScopeGeneral {
 		current := int64(0)
 		if s.feed != nil {
 			current = s.feed.exchangeID
 		}
-		it := screens.HistoryItem(s.viewer(), ex, current, time.Now())
+		// The sidebar shows one item per family: the branch on screen
+		// when this is one of its family, with the family's size.
+		it, err := s.h.screens.FamilyItem(s.ctx, s.viewer(), ex, current)
+		if errors.Is(err, models.ErrNotFound) {
+			return nil // deleted meanwhile: its own event removes it
+		}
+		if err != nil {
+			return err
+		}
+		if it.ID == current && ex.ID != current && s.feedPage == 0 {
+			// Another branch of the family on screen: a new one may part
+			// from it somewhere, which the switchers show.
+			if err := s.branchSwitches(u); err != nil {
+				return err
+			}
+		}
 		if ex.TurnStatus == models.TurnRunning && !ex.Pinned {
 			// A new message is new activity: the item goes to the top, as
 			// the history orders them. Other changes keep its place, and
@@ -584,6 +607,50 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) {
 	if watched {
 		s.turnState(u, ex)
 	}
+	return nil
+}
+
+// branchSwitches renders again the watched chat's entries whose branch
+// switcher changed since the tab was sent one (or, for the first time,
+// each that has one: the tab's own may predate the branch).
+func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
+	v := s.viewer()
+	switches, err := s.h.screens.BranchSwitches(s.ctx, v, s.feed.exchangeID)
+	if err != nil {
+		return err
+	}
+	var seqs []int64
+	changed := map[int64]views.BranchSwitch{}
+	for _, b := range switches {
+		if s.switches[b.Seq] != b {
+			seqs = append(seqs, b.Seq)
+			changed[b.Seq] = b
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	msgs, err := s.h.store.MessagesAtSeqs(s.ctx, s.userID, s.feed.exchangeID, seqs)
+	if err != nil {
+		return err
+	}
+	if s.switches == nil {
+		s.switches = map[int64]views.BranchSwitch{}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if !s.feed.sent[m.ID] && m.ID > s.feed.floor {
+			continue // not on the tab yet: it comes with its switcher
+		}
+		e, ok := s.h.screens.Message(v, m)
+		if !ok {
+			continue
+		}
+		e.Exchange, e.Branch, e.SwapOOB = s.feed.exchangeID, changed[*m.Seq], true
+		s.switches[*m.Seq] = e.Branch
+		u.Replaced = append(u.Replaced, e)
+	}
+	return nil
 }
 
 // errLiveWrite is a failed write: the tab is gone.
@@ -592,7 +659,7 @@ var errLiveWrite = errors.New("live: write failed")
 // send renders u after what is waiting to be written (flush writes it);
 // an empty update adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
+	if len(u.Entries) == 0 && len(u.Replaced) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
 		u.Turn == nil && u.History == nil && u.Removed == 0 {
 		return nil
 	}

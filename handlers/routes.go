@@ -76,6 +76,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	// Branches: an edited message or a new answer is a fork (chat_branch.go).
+	chat.Get("/:id/edit/:seq", h.chatEditForm)
+	chat.Post("/:id/edit/:seq", h.chatEdit)
+	chat.Get("/:id/regenerate/:seq", h.chatRegenerateConfirm)
+	chat.Post("/:id/regenerate/:seq", h.chatRegenerate)
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)

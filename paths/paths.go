@@ -60,6 +60,16 @@ func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
 func ChatPin(exchangeID int64) string     { return Chat(exchangeID) + "/pin" }
 func ChatArchive(exchangeID int64) string { return Chat(exchangeID) + "/archive" }
 
+// ChatEdit is the edit of the user message at seq of a conversation (a
+// fork at seq with the new text): GET the form, POST the new text.
+func ChatEdit(exchangeID, seq int64) string { return Chat(exchangeID) + "/edit/" + id(seq) }
+
+// ChatRegenerate is a new answer to the reply at seq, in a fork at seq:
+// GET asks first (without JavaScript), POST makes it.
+func ChatRegenerate(exchangeID, seq int64) string {
+	return Chat(exchangeID) + "/regenerate/" + id(seq)
+}
+
 // ChatAtSeq is a conversation opened on its message at seq, which the
 // transcript highlights.
 func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq=" + id(seq) }

@@ -36,7 +36,7 @@ func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.C
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus},
+			TurnStatus: conv.TurnStatus, AfterSeq: LastSeq(conv.Messages)},
 	}, nil
 }
 
@@ -72,6 +72,9 @@ func (s *Screens) Conversation(ctx context.Context, v Viewer, id int64) (views.C
 		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus}
 	if len(msgs) > 0 {
 		OfferRetry(v, conv.Messages, ex, msgs[len(msgs)-1].ID)
+	}
+	if err := s.WithBranches(ctx, v, id, conv.Messages); err != nil {
+		return views.Conversation{}, err
 	}
 	return conv, nil
 }
@@ -129,8 +132,12 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 	}
 	var side views.Sidebar
 	now := time.Now()
-	for i := range sums {
-		it := HistoryItem(v, &sums[i].Exchange, current, now)
+	exs, heads, err := s.familyHeads(ctx, v, sums, current)
+	if err != nil {
+		return views.Sidebar{}, err
+	}
+	for i := range exs {
+		it := familyItem(v, &exs[i], heads, current, now)
 		it.Group = ""
 		side.Pinned = append(side.Pinned, it)
 	}
@@ -153,8 +160,12 @@ func (s *Screens) ArchivedList(ctx context.Context, v Viewer, cursor *models.Cur
 		list.Next = sums[len(sums)-1].Cursor().String()
 	}
 	now := time.Now()
-	for i := range sums {
-		it := HistoryItem(v, &sums[i].Exchange, 0, now)
+	exs, heads, err := s.familyHeads(ctx, v, sums, 0)
+	if err != nil {
+		return views.HistoryList{}, err
+	}
+	for i := range exs {
+		it := familyItem(v, &exs[i], heads, 0, now)
 		it.Group = ""
 		list.Items = append(list.Items, it)
 	}
@@ -187,8 +198,12 @@ func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, curs
 	case cursor != nil:
 		group = views.HistoryGroup(cursor.At, now)
 	}
-	for i := range sums {
-		it := HistoryItem(v, &sums[i].Exchange, current, now)
+	exs, heads, err := s.familyHeads(ctx, v, sums, current)
+	if err != nil {
+		return views.HistoryList{}, err
+	}
+	for i := range exs {
+		it := familyItem(v, &exs[i], heads, current, now)
 		if it.Group == group {
 			it.Group = "" // the group continues: no second header
 		} else {

@@ -471,8 +471,12 @@
         const style = colon > 0 ? oob.slice(0, colon) : oob;
         const selector = colon > 0 ? oob.slice(colon + 1) : el.id ? "#" + CSS.escape(el.id) : "";
         if (style === "delete") {
-          if (el.id && document.getElementById(el.id)) deleted.add(el.id);
-          else el.remove();
+          // By id, or every element a selector matches (a family's
+          // sidebar item, whichever branch it shows).
+          const gone = colon > 0 ? Array.from(document.querySelectorAll(selector)) :
+            el.id && document.getElementById(el.id) ? [document.getElementById(el.id)] : [];
+          if (gone.length === 0) el.remove();
+          gone.forEach((g) => { if (g.id) deleted.add(g.id); });
           return;
         }
         const earlier = selector ? tpl.content.querySelector(selector) : null; // made by this message
@@ -805,4 +809,74 @@
   }
   // After the composer's own start (which scrolls to the newest message).
   document.addEventListener("DOMContentLoaded", land);
+})();
+
+// ---------------------------------------------------------------------------
+// Branches (issue 11). The composer sends after_seq, the last seq of the
+// log its tab had when the person began to type: a message from another
+// tab that arrived meanwhile means this one answers an earlier point, and
+// the server makes it a new branch instead of putting it after the other.
+// Without JavaScript the composer's hidden after_seq is the last seq the
+// page showed. The edit form of a message is fetched on demand (one at a
+// time); Cancel takes it away (without JavaScript it is a page of its own,
+// and Cancel a link back).
+(function () {
+  let typingFrom = null; // the last seq shown when the person began typing
+
+  const composerField = (elt) => elt instanceof Element && elt.matches("form[data-composer] textarea[name=query]");
+
+  function lastSeq() {
+    let max = -1;
+    document.querySelectorAll("#transcript [data-seq]").forEach((m) => {
+      max = Math.max(max, Number(m.dataset.seq));
+    });
+    return max;
+  }
+
+  // The point the message answers: just before the first user message that
+  // arrived after the person began typing, else the end of what is shown.
+  function afterSeq() {
+    let first = Infinity;
+    if (typingFrom !== null) {
+      document.querySelectorAll("#transcript [data-role=user][data-seq]").forEach((m) => {
+        const s = Number(m.dataset.seq);
+        if (s > typingFrom) first = Math.min(first, s);
+      });
+    }
+    return first === Infinity ? lastSeq() : first - 1;
+  }
+
+  document.addEventListener("input", (e) => {
+    if (!composerField(e.target)) return;
+    if (e.target.value.trim() === "") typingFrom = null;
+    else if (typingFrom === null) typingFrom = lastSeq();
+  });
+
+  document.addEventListener("htmx:configRequest", (e) => {
+    const elt = e.detail.elt;
+    if (elt instanceof Element && elt.matches("form[data-composer]")) {
+      e.detail.parameters.after_seq = String(afterSeq());
+      return;
+    }
+    // One edit form per message: a second click goes back to it.
+    if (elt instanceof Element && elt.matches("[data-testid=edit-message]")) {
+      const open = elt.closest("[data-testid=message]").querySelector("form[data-edit-form]");
+      if (open) {
+        e.preventDefault();
+        const ta = open.querySelector("textarea");
+        if (ta) ta.focus();
+      }
+    }
+  });
+
+  document.addEventListener("htmx:beforeRequest", (e) => {
+    if (e.detail.elt instanceof Element && e.detail.elt.matches("form[data-composer]")) typingFrom = null;
+  });
+
+  document.addEventListener("click", (e) => {
+    const cancel = e.target.closest && e.target.closest("#transcript [data-edit-cancel]");
+    if (!cancel) return;
+    e.preventDefault();
+    cancel.closest("form").remove();
+  });
 })();

@@ -24,6 +24,9 @@ type Conversation struct {
 	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
+	// Notice says why the tab is on this branch now ("You were answering
+	// an earlier point…"); "": nothing to say.
+	Notice string
 }
 
 // Message roles the transcript shows.
@@ -55,7 +58,34 @@ type ChatMessage struct {
 	// SubRun, on the tool result of a delegation (a search of the user's
 	// chats), is where the sub-run's own log is shown; "": none.
 	SubRun string
+	// Exchange, when set, is the general chat whose live transcript shows
+	// the entry: a user message offers its edit, a reply its regeneration
+	// (0: a read-only transcript, no controls).
+	Exchange int64
+	// Branch is the switcher between the family's branches that part at
+	// this entry, when Shown.
+	Branch BranchSwitch
+	// SwapOOB renders the entry to replace its copy on the page out of
+	// band (a live update of its switcher).
+	SwapOOB bool
 }
+
+// BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of
+// a family part: links to the previous and next branch at that point.
+type BranchSwitch struct {
+	Seq   int64 // where the branches part: the links open the sibling there
+	Index int   // this branch's place among them, from 1
+	Count int   // how many different entries the family has at Seq
+	Prev  int64 // the branch before this one (0: none)
+	Next  int64 // the branch after this one (0: none)
+}
+
+// editable says whether the entry offers its edit (a user message) or
+// its regeneration (a reply): an entry of a live general chat's log.
+func (m ChatMessage) editable() bool { return m.Exchange != 0 && m.HasSeq }
+
+// Shown says whether the entry has a switcher.
+func (b BranchSwitch) Shown() bool { return b.Count > 1 }
 
 // SubRunScreen is the log of a sub-run: what an agent delegated, from the
 // conversation that spawned it, read-only.
@@ -113,6 +143,10 @@ type Composer struct {
 	MaxLength  int
 	CSRF       string
 	TurnStatus string // of the exchange's turn: TurnRunning shows the Stop button
+	// AfterSeq is the last seq the transcript shows (-1: none), sent with
+	// the message: if the log has moved on since, the message forks there
+	// instead of landing after someone else's (app.js keeps it current).
+	AfterSeq int64
 }
 
 // HistoryList is one page of the history sidebar.
@@ -146,6 +180,19 @@ type HistoryItem struct {
 	// SwapOOB renders the item to replace its copy on the page out of band
 	// (a live update of an item that keeps its place).
 	SwapOOB bool
+	// Family is the root of the family the exchange belongs to: the
+	// sidebar shows one item per family (0: unknown, a family of its own).
+	Family int64
+	// Branches is how many exchanges the family has (1: no branches).
+	Branches int
+}
+
+// FamilyKey is what the sidebar knows the item's family by.
+func (it HistoryItem) FamilyKey() int64 {
+	if it.Family != 0 {
+		return it.Family
+	}
+	return it.ID
 }
 
 // SearchResults is one page of a search of the user's conversations, as

@@ -31,6 +31,9 @@ func (t TurnControl) Running() bool { return t.ExchangeID != 0 && t.Status == Tu
 // out-of-band swaps that show it. Empty parts send nothing.
 type LiveUpdate struct {
 	Entries []ChatMessage // appended to the transcript, in log order
+	// Replaced are entries the tab shows already, rendered again in their
+	// place (SwapOOB): their branch switcher changed.
+	Replaced []ChatMessage
 	// PageEntries are a page chat's entries (a proposal with its card),
 	// appended to the panel's transcript, in log order.
 	PageEntries []PageEntry

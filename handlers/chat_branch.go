@@ -1,0 +1,162 @@
+package handlers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
+	"palaver/views"
+)
+
+// Branches in the chat screen (issue 11): editing a user message and
+// regenerating a reply both fork the conversation there and run a turn in
+// the fork; the original stays as it was. htmx tabs get the new branch's
+// screen at once (the reply streams over /live), its address pushed;
+// without JavaScript the answer waits for the reply and goes there (303).
+
+// sessBranchNotice holds, for a browser without JavaScript, the notice the
+// next chat screen shows: why it is on a new branch.
+const sessBranchNotice = "branch_notice"
+
+// chatBranchAt reads /chat/{id}/…/{seq}: one of the user's general chats
+// (another user's, a page or job chat, a missing one: 404, before anything
+// is made) and a seq (not a number: 404).
+func (h *Handlers) chatBranchAt(c *fiber.Ctx) (*models.Exchange, int64, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return nil, 0, err
+	}
+	seq, err := strconv.ParseInt(c.Params("seq"), 10, 64)
+	if err != nil || seq < 0 {
+		return nil, 0, fmt.Errorf("seq %q: %w", c.Params("seq"), models.ErrNotFound)
+	}
+	ex, err := h.screens.GeneralExchange(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ex, seq, nil
+}
+
+// chatEditForm is the form that edits the user message at seq, holding
+// its text: for htmx the form alone (put under the message), otherwise a
+// page of its own. A seq that names no user message: 400.
+func (h *Handlers) chatEditForm(c *fiber.Ctx) error {
+	ex, seq, err := h.chatBranchAt(c)
+	if err != nil {
+		return err
+	}
+	msgs, err := h.store.MessagesAtSeqs(c.UserContext(), currentUser(c).ID, ex.ID, []int64{seq})
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 || msgs[0].Role != models.RoleUser {
+		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("There is no message of yours at seq %d to edit.", seq))
+	}
+	return h.chatEditAnswer(c, fiber.StatusOK, screens.EditForm(h.viewer(c), ex.ID, seq, msgs[0].Content))
+}
+
+// chatEditAnswer shows the edit form: alone for htmx, on a page otherwise.
+func (h *Handlers) chatEditAnswer(c *fiber.Ctx, status int, f views.EditForm) error {
+	return fragmentOrFull(c,
+		func() error { return render(c, status, views.EditMessageForm(f)) },
+		func() error { return render(c, status, views.EditScreenView(screens.EditScreen(h.viewer(c), f))) })
+}
+
+// chatEdit sends the edited message: a fork at seq that continues with the
+// new text, and a turn that answers it. Text a send would refuse (empty,
+// over-long) is refused the same way, 400, in the form, and nothing is
+// made.
+func (h *Handlers) chatEdit(c *fiber.Ctx) error {
+	ex, seq, err := h.chatBranchAt(c)
+	if err != nil {
+		return err
+	}
+	query := c.FormValue("query")
+	if err := agents.ValidateQuery(query); err != nil {
+		f := screens.EditForm(h.viewer(c), ex.ID, seq, query)
+		f.Error = err.Error()
+		if strings.TrimSpace(query) == "" {
+			f.Error = "Type the new text of your message before sending." // the API's "No query provided", for people
+		}
+		return h.chatEditAnswer(c, fiber.StatusBadRequest, f)
+	}
+	turn, _, err := h.agents.StartFork(c.UserContext(), agents.ForkRequest{
+		UserID: currentUser(c).ID, ExchangeID: ex.ID, Seq: seq, Query: query, AgentType: agents.AgentAuto,
+	})
+	if err != nil {
+		return err
+	}
+	return h.chatToBranch(c, turn, views.NoticeEdited)
+}
+
+// chatRegenerateConfirm asks before writing a new answer, for browsers
+// without JavaScript (htmx posts at once).
+func (h *Handlers) chatRegenerateConfirm(c *fiber.Ctx) error {
+	ex, seq, err := h.chatBranchAt(c)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
+		Base: h.base(c, "A new answer", "chat"), Heading: "Write a new answer?",
+		Message: "Palaver answers your message again, in a new branch of “" + screens.ChatTitle(ex) + "”. The current answer stays where it is.",
+		Action:  paths.ChatRegenerate(ex.ID, seq), Confirm: "Write a new answer", Cancel: paths.Chat(ex.ID),
+	}))
+}
+
+// chatRegenerate writes a new answer to the user message before the reply
+// at seq, in a fork at seq; the old answer stays. A seq that names no
+// reply: 400.
+func (h *Handlers) chatRegenerate(c *fiber.Ctx) error {
+	ex, seq, err := h.chatBranchAt(c)
+	if err != nil {
+		return err
+	}
+	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
+		UserID: currentUser(c).ID, ExchangeID: ex.ID, Seq: &seq, AgentType: agents.AgentAuto,
+	})
+	if err != nil {
+		return err
+	}
+	return h.chatToBranch(c, turn, views.NoticeRegenerated)
+}
+
+// chatToBranch takes the tab to the branch a turn runs in, with a notice.
+// Without JavaScript it waits for the reply first, so that the page it
+// goes to shows it.
+func (h *Handlers) chatToBranch(c *fiber.Ctx, turn *agents.Turn, notice string) error {
+	if !isFragment(c) {
+		if _, err := turn.Wait(c.UserContext()); err != nil {
+			return err
+		}
+	}
+	return h.chatBranchScreen(c, turn.Exchange.ID, notice)
+}
+
+// chatBranchScreen shows the branch exchangeID, new to the tab, with a
+// notice, and makes it the current conversation. htmx swaps the whole
+// screen in and pushes its address; without JavaScript the browser goes
+// there (303) and the notice waits in the session.
+func (h *Handlers) chatBranchScreen(c *fiber.Ctx, exchangeID int64, notice string) error {
+	ctx := c.UserContext()
+	h.sessions.Put(ctx, sessExchange, exchangeID)
+	target := paths.Chat(exchangeID)
+	if !isFragment(c) {
+		h.sessions.Put(ctx, sessBranchNotice, notice)
+		return redirect(c, target)
+	}
+	s, err := h.chatScreen(c, exchangeID, "")
+	if err != nil {
+		return err
+	}
+	s.Conversation.Notice = notice
+	c.Set("HX-Retarget", "body")
+	c.Set("HX-Reswap", "innerHTML")
+	c.Set("HX-Push-Url", target)
+	return render(c, fiber.StatusOK, views.Chat(s))
+}

@@ -1,0 +1,183 @@
+package screens
+
+import (
+	"context"
+	"time"
+
+	"palaver/agents"
+	"palaver/models"
+	"palaver/paths"
+	"palaver/views"
+)
+
+// Branches (issue 11) as the chat screen shows them: each entry of a live
+// general chat offers its edit or its regeneration, the entries where the
+// family's branches part carry a switcher, and the sidebar shows one item
+// per family.
+
+// WithControls gives the entries of the general chat exchangeID their
+// edit and regenerate controls.
+func WithControls(entries []views.ChatMessage, exchangeID int64) {
+	for i := range entries {
+		entries[i].Exchange = exchangeID
+	}
+}
+
+// WithBranches gives the entries of the user's exchange their controls and
+// the switchers of the places where its family's branches part.
+func (s *Screens) WithBranches(ctx context.Context, v Viewer, exchangeID int64, entries []views.ChatMessage) error {
+	WithControls(entries, exchangeID)
+	switches, err := s.BranchSwitches(ctx, v, exchangeID)
+	if err != nil {
+		return err
+	}
+	PlaceSwitches(entries, switches)
+	return nil
+}
+
+// BranchSwitches are the switchers of the user's exchange, by the seq
+// where its family's branches part.
+func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64) ([]views.BranchSwitch, error) {
+	points, err := s.store.BranchPoints(ctx, v.UserID, exchangeID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.BranchSwitch, 0, len(points))
+	for _, p := range points {
+		b := views.BranchSwitch{Seq: p.Seq, Index: p.Current + 1, Count: len(p.Branches)}
+		if p.Current > 0 {
+			b.Prev = p.Branches[p.Current-1]
+		}
+		if p.Current+1 < len(p.Branches) {
+			b.Next = p.Branches[p.Current+1]
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// PlaceSwitches puts each switcher on the entry at its seq; where the log
+// has none there (the other branches go on past this one's end), on the
+// last entry before it. It returns the indexes of the entries it changed.
+func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch) []int {
+	var changed []int
+	for _, b := range switches {
+		at := -1
+		for i := range entries {
+			if !entries[i].HasSeq || entries[i].Seq > b.Seq {
+				continue
+			}
+			if at < 0 || entries[i].Seq >= entries[at].Seq {
+				at = i
+			}
+		}
+		if at >= 0 && (entries[at].Seq == b.Seq || !entries[at].Branch.Shown()) {
+			entries[at].Branch = b
+			changed = append(changed, at)
+		}
+	}
+	return changed
+}
+
+// LastSeq is the last seq the entries show (-1: none): what the composer
+// sends as after_seq.
+func LastSeq(entries []views.ChatMessage) int64 {
+	last := int64(-1)
+	for _, e := range entries {
+		if e.HasSeq {
+			last = max(last, e.Seq)
+		}
+	}
+	return last
+}
+
+// familyHeads keeps, of one page of a sidebar list, one exchange per
+// family: the member of that list active last, or the conversation on
+// screen when it is of that family and list (then shown with the family's
+// last activity, where the family stands in the list). It returns the
+// family summaries of those it keeps.
+func (s *Screens) familyHeads(ctx context.Context, v Viewer, sums []models.ExchangeSummary, current int64) ([]models.Exchange, map[int64]models.FamilyHead, error) {
+	ids := make([]int64, 0, len(sums)+1)
+	for i := range sums {
+		ids = append(ids, sums[i].ID)
+	}
+	if current != 0 {
+		ids = append(ids, current)
+	}
+	heads, err := s.store.FamilyHeads(ctx, v.UserID, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]models.Exchange, 0, len(sums))
+	for i := range sums {
+		ex := sums[i].Exchange
+		h, ok := heads[ex.ID]
+		if ok && !h.Head {
+			continue
+		}
+		if c, isCur := heads[current]; ok && isCur && current != ex.ID && c.RootID == h.RootID {
+			cur, err := s.store.Exchange(ctx, v.UserID, current)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cur.Scope == ex.Scope && cur.Pinned == ex.Pinned && cur.Archived == ex.Archived {
+				at := ex.UpdatedAt
+				ex = *cur
+				ex.UpdatedAt = at
+				heads[ex.ID] = h
+			}
+		}
+		out = append(out, ex)
+	}
+	return out, heads, nil
+}
+
+// familyItem is an exchange's sidebar item, with its family.
+func familyItem(v Viewer, ex *models.Exchange, heads map[int64]models.FamilyHead, current int64, now time.Time) views.HistoryItem {
+	it := HistoryItem(v, ex, current, now)
+	if h, ok := heads[ex.ID]; ok {
+		it.Family, it.Branches = h.RootID, h.Branches
+	}
+	return it
+}
+
+// FamilyItem is the sidebar item a family shows after activity in its
+// member ex (a new branch, a new message), for a tab on the conversation
+// current: ex itself, or the conversation on screen when it is of the same
+// family and list, with the family's size.
+func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange, current int64) (views.HistoryItem, error) {
+	ids := []int64{ex.ID}
+	if current != 0 && current != ex.ID {
+		ids = append(ids, current)
+	}
+	heads, err := s.store.FamilyHeads(ctx, v.UserID, ids)
+	if err != nil {
+		return views.HistoryItem{}, err
+	}
+	shown := ex
+	if h, c := heads[ex.ID], heads[current]; current != ex.ID && c.RootID != 0 && c.RootID == h.RootID {
+		cur, err := s.store.Exchange(ctx, v.UserID, current)
+		if err != nil {
+			return views.HistoryItem{}, err
+		}
+		if cur.Scope == ex.Scope && cur.Pinned == ex.Pinned && cur.Archived == ex.Archived {
+			c := *cur
+			c.UpdatedAt = ex.UpdatedAt
+			shown = &c
+			heads[c.ID] = h
+		}
+	}
+	return familyItem(v, shown, heads, current, time.Now()), nil
+}
+
+// EditForm is the form that edits the user message at seq of a general
+// chat, holding text.
+func EditForm(v Viewer, exchangeID, seq int64, text string) views.EditForm {
+	return views.EditForm{Action: paths.ChatEdit(exchangeID, seq), Cancel: paths.Chat(exchangeID), Seq: seq, Text: text,
+		MaxLength: agents.MaxQueryLength, CSRF: v.CSRF}
+}
+
+// EditScreen is the edit form on a page of its own (no JavaScript).
+func EditScreen(v Viewer, f views.EditForm) views.EditScreen {
+	return views.EditScreen{Base: v.base("Edit your message", "chat"), Form: f}
+}

@@ -1,0 +1,30 @@
+package views
+
+// EditForm is the inline form that edits a user message: sending it makes
+// a new branch (a fork at the message's seq) with the new text.
+type EditForm struct {
+	Action    string // where it posts: /chat/{id}/edit/{seq}
+	Cancel    string // the conversation, unchanged
+	Seq       int64
+	Text      string // the message's text, or what was typed when refused
+	Error     string // why the last try was refused
+	MaxLength int
+	CSRF      string
+}
+
+// EditScreen is the edit form on a page of its own, for browsers without
+// JavaScript.
+type EditScreen struct {
+	Base
+	Form EditForm
+}
+
+// Notices of the branch a tab lands on.
+const (
+	// NoticeStale is told to the tab whose message answered an older point
+	// of the log than its end: it started a new branch.
+	NoticeStale = "You were answering an earlier point: this started a new branch."
+	// NoticeEdited and NoticeRegenerated say what became of the original.
+	NoticeEdited      = "Your edit started a new branch; the original conversation is kept as it was."
+	NoticeRegenerated = "A new answer, in a new branch; the earlier answer is kept."
+)
