@@ -187,8 +187,8 @@ type liveSession struct {
 	// feedPage is the page the watched exchange is a chat of (0: a general
 	// chat): its entries are shown as the page's panel shows them.
 	feedPage int64
-	pageID   int64        // the page whose editor the tab shows; 0: none
-	reply    bool         // the tab has a pending reply cell open, as far as we know
+	pageID   int64 // the page whose editor the tab shows; 0: none
+	reply    bool  // the tab has a pending reply cell open, as far as we know
 	// switches are the branch switchers sent to the tab since it began
 	// watching, by seq: a new branch of the family sends only what changed.
 	switches map[int64]views.BranchSwitch
