@@ -109,10 +109,11 @@ func (s *Screens) familyHeads(ctx context.Context, v Viewer, sums []models.Excha
 		return nil, nil, err
 	}
 	out := make([]models.Exchange, 0, len(sums))
+	shown := map[int64]models.FamilyHead{} // by the exchange shown
 	for i := range sums {
 		ex := sums[i].Exchange
 		h, ok := heads[ex.ID]
-		if ok && !h.Head {
+		if _, done := shown[ex.ID]; done || (ok && !h.Head) {
 			continue
 		}
 		if c, isCur := heads[current]; ok && isCur && current != ex.ID && c.RootID == h.RootID {
@@ -124,12 +125,14 @@ func (s *Screens) familyHeads(ctx context.Context, v Viewer, sums []models.Excha
 				at := ex.UpdatedAt
 				ex = *cur
 				ex.UpdatedAt = at
-				heads[ex.ID] = h
 			}
+		}
+		if ok {
+			shown[ex.ID] = h
 		}
 		out = append(out, ex)
 	}
-	return out, heads, nil
+	return out, shown, nil
 }
 
 // familyItem is an exchange's sidebar item, with its family.

@@ -1,0 +1,410 @@
+package handlers_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"palaver/paths"
+	"palaver/views"
+)
+
+// chatBranchTexts is a chat page's transcript as role: text of its bodies
+// (the controls and switchers left out).
+func chatBranchTexts(doc *html.Node) []string {
+	var out []string
+	for _, m := range chatByTestID(doc, "message") {
+		role, _ := chatAttr(m, "data-role")
+		body := chatByTestID(m, "message-body")
+		text := chatText(m)
+		if len(body) > 0 {
+			text = chatText(body[0])
+		}
+		out = append(out, role+": "+text)
+	}
+	return out
+}
+
+// chatMessageAt is the transcript entry at seq (nil: none).
+func chatMessageAt(doc *html.Node, seq int64) *html.Node {
+	for _, m := range chatByTestID(doc, "message") {
+		if s, _ := chatAttr(m, "data-seq"); s == strconv.FormatInt(seq, 10) {
+			return m
+		}
+	}
+	return nil
+}
+
+// chatSwitch reads the branch switcher of the entry at seq: its position
+// ("2 / 3") and the exchanges its arrows open (0: none).
+func chatSwitch(t *testing.T, doc *html.Node, seq int64) (pos string, prev, next int64) {
+	t.Helper()
+	m := chatMessageAt(doc, seq)
+	if m == nil {
+		t.Fatalf("no entry at seq %d", seq)
+	}
+	sw := chatByTestID(m, "branch-switch")
+	if len(sw) == 0 {
+		return "", 0, 0
+	}
+	pos = chatText(chatByTestID(sw[0], "branch-position")[0])
+	link := func(id string) int64 {
+		a := chatByTestID(sw[0], id)
+		if len(a) == 0 {
+			return 0
+		}
+		href, _ := chatAttr(a[0], "href")
+		var ex, at int64
+		if _, err := fmt.Sscanf(href, "/chat/%d?seq=%d", &ex, &at); err != nil || at != seq {
+			t.Fatalf("switcher link %q does not open a branch at seq %d", href, seq)
+		}
+		return ex
+	}
+	return pos, link("branch-prev"), link("branch-next")
+}
+
+// chatLocationID is the exchange a 303 (or HX-Push-Url) leads to.
+func chatLocationID(t *testing.T, loc string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(strings.TrimPrefix(loc, "/chat/"), 10, 64)
+	if err != nil || !strings.HasPrefix(loc, "/chat/") {
+		t.Fatalf("went to %q, want /chat/{id}", loc)
+	}
+	return id
+}
+
+// Editing a message without JavaScript: a page with the form, then a new
+// branch with the new text and its answer; the original keeps its log, and
+// both carry a switcher at the edited message. The sidebar shows the
+// family once, with its count; the JSON history lists both.
+func TestChatEditMakesABranch(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "first question", 0)
+	c.chatSend(t, "second question", id)
+	before := chatBranchTexts(c.chatScreen(t, paths.Chat(id)))
+	if len(before) != 4 {
+		t.Fatalf("the conversation shows %q", before)
+	}
+
+	// Every user message has its edit control, every reply its
+	// regeneration; no form and no token in the transcript's entries.
+	doc := c.chatScreen(t, paths.Chat(id))
+	for _, m := range chatByTestID(doc, "message") {
+		role, _ := chatAttr(m, "data-role")
+		seq, _ := chatAttr(m, "data-seq")
+		want, path := "edit-message", "/edit/"
+		if role == "assistant" {
+			want, path = "regenerate", "/regenerate/"
+		}
+		ctl := chatByTestID(m, want)
+		if len(ctl) != 1 {
+			t.Fatalf("%s message at seq %s has %d %s controls", role, seq, len(ctl), want)
+		}
+		if href, _ := chatAttr(ctl[0], "href"); href != paths.Chat(id)+path+seq {
+			t.Fatalf("%s control links to %q", want, href)
+		}
+		// A link, not a form with its own token (the page's one token
+		// goes in htmx's header), and small: a long transcript pays it
+		// per message.
+		var b bytes.Buffer
+		if err := html.Render(&b, ctl[0]); err != nil {
+			t.Fatal(err)
+		}
+		if ctl[0].Data != "a" || ctl[0].Parent.Data == "form" || b.Len() > 300 {
+			t.Fatalf("the %s control is %d bytes: %s", want, b.Len(), b.String())
+		}
+	}
+	if v, _ := chatAttr(chatFind(doc, func(n *html.Node) bool { v, _ := chatAttr(n, "name"); return v == "after_seq" })[0], "value"); v != "3" {
+		t.Fatalf("the composer's after_seq is %q, want 3", v)
+	}
+
+	// The form, on a page of its own, holds the old text.
+	form := c.chatScreen(t, paths.ChatEdit(id, 2))
+	in := chatByTestID(form, "edit-input")
+	if len(in) != 1 || strings.TrimSpace(chatRawText(in[0])) != "second question" {
+		t.Fatal("the edit page does not hold the message's text")
+	}
+	if action, _ := chatAttr(chatByTestID(form, "edit-form")[0], "action"); action != paths.ChatEdit(id, 2) {
+		t.Fatalf("the edit form posts to %q", action)
+	}
+
+	res := c.postForm(paths.ChatEdit(id, 2), url.Values{"query": {"second question, edited"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	fork := chatLocationID(t, res.Header.Get("Location"))
+	if fork == id {
+		t.Fatal("the edit went to the original conversation")
+	}
+	doc = c.chatScreen(t, paths.Chat(fork))
+	got := chatBranchTexts(doc)
+	if len(got) != 4 || got[0] != "user: first question" || got[2] != "user: second question, edited" || !strings.HasPrefix(got[3], "assistant: ") {
+		t.Fatalf("the new branch shows %q", got)
+	}
+	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(chatText(n[0]), "original conversation is kept") {
+		t.Fatal("the new branch does not say what became of the original")
+	}
+	if pos, prev, next := chatSwitch(t, doc, 2); pos != "2 / 2" || prev != id || next != 0 {
+		t.Fatalf("the branch's switcher at seq 2: %q ‹%d %d›", pos, prev, next)
+	}
+	if pos, _, _ := chatSwitch(t, doc, 1); pos != "" {
+		t.Fatalf("the shared reply at seq 1 has a switcher %q", pos)
+	}
+	// The notice is said once.
+	if n := chatByTestID(c.chatScreen(t, paths.Chat(fork)), "branch-notice"); len(n) != 0 {
+		t.Fatal("the notice came back on the next visit")
+	}
+
+	orig := c.chatScreen(t, paths.Chat(id))
+	if got := chatBranchTexts(orig); strings.Join(got, "|") != strings.Join(before, "|") {
+		t.Fatalf("the original changed:\n%q\nwas\n%q", got, before)
+	}
+	if pos, prev, next := chatSwitch(t, orig, 2); pos != "1 / 2" || prev != 0 || next != fork {
+		t.Fatalf("the original's switcher at seq 2: %q ‹%d %d›", pos, prev, next)
+	}
+
+	// One sidebar item for the family: the branch on screen, with the
+	// count; from elsewhere, the branch active last.
+	items := chatByTestID(orig, "history-item")
+	if len(items) != 1 {
+		t.Fatalf("the sidebar lists %d items %v, want one for the family", len(items), chatHistoryIDs(orig))
+	}
+	if v, _ := chatAttr(items[0], "data-exchange-id"); v != strconv.FormatInt(id, 10) {
+		t.Fatalf("on the original, the family's item is exchange %s", v)
+	}
+	if b := chatByTestID(items[0], "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+		t.Fatal("the family's item does not count its branches")
+	}
+	other := c.chatSend(t, "an unrelated topic", 0)
+	items = chatByTestID(c.chatScreen(t, paths.Chat(other)), "history-item")
+	if ids := chatHistoryIDs(c.chatScreen(t, paths.Chat(other))); len(ids) != 2 || ids[0] != other || ids[1] != fork {
+		t.Fatalf("from another chat the sidebar lists %v, want [%d %d] (the branch active last)", ids, other, fork)
+	}
+	var history []map[string]any
+	c.apiJSON(http.MethodGet, "/api/chat/history", nil, http.StatusOK, &history)
+	if len(history) != 3 {
+		t.Fatalf("the JSON history lists %d exchanges, want all 3", len(history))
+	}
+}
+
+// With htmx, the edit form comes alone, and sending it answers with the
+// new branch's whole screen, its address pushed; the reply follows live.
+func TestChatEditHTMX(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "first question", 0)
+
+	res := c.htmx(http.MethodGet, paths.ChatEdit(id, 0), nil)
+	mustStatus(t, res, http.StatusOK)
+	body := bodyOf(res)
+	if strings.Contains(body, "<html") || !strings.Contains(body, `data-testid="edit-form"`) || !strings.Contains(body, "first question") {
+		t.Fatalf("the htmx edit form: %s", body)
+	}
+
+	res = c.htmx(http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {"a better question"}})
+	mustStatus(t, res, http.StatusOK)
+	fork := chatLocationID(t, res.Header.Get("HX-Push-Url"))
+	if res.Header.Get("HX-Retarget") != "body" || res.Header.Get("HX-Reswap") != "innerHTML" {
+		t.Fatalf("the new branch is swapped into %q with %q", res.Header.Get("HX-Retarget"), res.Header.Get("HX-Reswap"))
+	}
+	doc := chatDoc(t, res)
+	if got := chatBranchTexts(doc); len(got) == 0 || got[0] != "user: a better question" {
+		t.Fatalf("the new branch shows %q", got)
+	}
+	if v := chatComposerExchange(t, doc); v != strconv.FormatInt(fork, 10) {
+		t.Fatalf("the composer sends to %s, want the branch %d", v, fork)
+	}
+	a.waitTurns()
+	if got := chatBranchTexts(c.chatScreen(t, paths.Chat(fork))); len(got) != 2 || got[1] == "assistant: " {
+		t.Fatalf("the branch after its turn: %q", got)
+	}
+	if got := chatBranchTexts(c.chatScreen(t, paths.Chat(id))); len(got) != 2 || got[0] != "user: first question" {
+		t.Fatalf("the original after the edit: %q", got)
+	}
+}
+
+// Regenerating a reply: a new answer in a branch at the reply's seq (the
+// question copied, not sent again), the old answer kept, a switcher on
+// both replies. Without JavaScript the control asks first.
+func TestChatRegenerate(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "tell me something", 0)
+
+	ask := c.chatScreen(t, paths.ChatRegenerate(id, 1))
+	confirm := chatByTestID(ask, "confirm")
+	if len(confirm) != 1 {
+		t.Fatal("no confirm button on the page that asks")
+	}
+	res := c.postForm(paths.ChatRegenerate(id, 1), url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	first := chatLocationID(t, res.Header.Get("Location"))
+
+	res = c.htmx(http.MethodPost, paths.ChatRegenerate(id, 1), nil)
+	mustStatus(t, res, http.StatusOK)
+	second := chatLocationID(t, res.Header.Get("HX-Push-Url"))
+	a.waitTurns()
+	if first == id || second == id || first == second {
+		t.Fatalf("regenerations went to %d and %d (original %d)", first, second, id)
+	}
+	for i, ex := range []int64{id, first, second} {
+		doc := c.chatScreen(t, paths.Chat(ex))
+		got := chatBranchTexts(doc)
+		if len(got) != 2 || got[0] != "user: tell me something" || !strings.HasPrefix(got[1], "assistant: ") {
+			t.Fatalf("exchange %d shows %q", ex, got)
+		}
+		pos, _, _ := chatSwitch(t, doc, 1)
+		if want := fmt.Sprintf("%d / 3", i+1); pos != want {
+			t.Fatalf("exchange %d's reply switcher says %q, want %q", ex, pos, want)
+		}
+		if q, _, _ := chatSwitch(t, doc, 0); q != "" {
+			t.Fatalf("the shared question has a switcher %q", q)
+		}
+	}
+	msgs := a.chatMessages(c.user.ID, first)
+	if len(msgs) != 2 || msgs[0].Content != "tell me something" {
+		t.Fatalf("the branch's log: %+v", msgs)
+	}
+}
+
+// What the branch routes refuse: another user's conversation and a page or
+// job chat are not found, a seq that names nothing to edit or answer again
+// is a 400, and an edit's text is checked as a send's (400, in the form).
+// Nothing is made.
+func TestChatBranchRefused(t *testing.T) {
+	a := newTestApp(t)
+	ada := a.register("ada")
+	bob := a.register("bob")
+	id := ada.chatSend(t, "ada's question", 0)
+	bobs := bob.chatSend(t, "bob's secret", 0)
+	job := a.chatOtherScope(ada.user.ID)
+	long := strings.Repeat("x", 100_001)
+	before := a.chatSnapshot()
+
+	type req struct {
+		name, method, path string
+		form               url.Values
+		status             int
+	}
+	edit := url.Values{"query": {"edited"}}
+	for _, tc := range []req{
+		{"edit another's: form", http.MethodGet, paths.ChatEdit(bobs, 0), nil, http.StatusNotFound},
+		{"edit another's", http.MethodPost, paths.ChatEdit(bobs, 0), edit, http.StatusNotFound},
+		{"regenerate another's: ask", http.MethodGet, paths.ChatRegenerate(bobs, 1), nil, http.StatusNotFound},
+		{"regenerate another's", http.MethodPost, paths.ChatRegenerate(bobs, 1), url.Values{}, http.StatusNotFound},
+		{"edit a job chat", http.MethodPost, paths.ChatEdit(job, 0), edit, http.StatusNotFound},
+		{"regenerate a job chat", http.MethodPost, paths.ChatRegenerate(job, 1), url.Values{}, http.StatusNotFound},
+		{"edit a missing one", http.MethodPost, paths.ChatEdit(999999, 0), edit, http.StatusNotFound},
+		{"seq not a number", http.MethodPost, paths.Chat(id) + "/edit/x", edit, http.StatusNotFound},
+		{"edit beyond the log", http.MethodPost, paths.ChatEdit(id, 9), edit, http.StatusBadRequest},
+		{"edit form of a reply", http.MethodGet, paths.ChatEdit(id, 1), nil, http.StatusBadRequest},
+		{"edit form beyond the log", http.MethodGet, paths.ChatEdit(id, 5), nil, http.StatusBadRequest},
+		{"regenerate a question", http.MethodPost, paths.ChatRegenerate(id, 0), url.Values{}, http.StatusBadRequest},
+		{"regenerate beyond the log", http.MethodPost, paths.ChatRegenerate(id, 7), url.Values{}, http.StatusBadRequest},
+		{"edit to nothing", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {""}}, http.StatusBadRequest},
+		{"edit to blanks", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {" \n\t "}}, http.StatusBadRequest},
+		{"edit too long", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {long}}, http.StatusBadRequest},
+	} {
+		for _, htmx := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s (htmx %v)", tc.name, htmx), func(t *testing.T) {
+				var res *http.Response
+				switch {
+				case htmx:
+					res = ada.htmx(tc.method, tc.path, tc.form)
+				case tc.method == http.MethodGet:
+					res = ada.get(tc.path)
+				default:
+					res = ada.postForm(tc.path, tc.form)
+				}
+				mustStatus(t, res, tc.status)
+				if after := a.chatSnapshot(); after != before {
+					t.Fatalf("a refused request changed the database:\n%s\n---\n%s", before, after)
+				}
+				if !strings.HasPrefix(tc.name, "edit to") && tc.name != "edit too long" {
+					return
+				}
+				// The form again, with the reason and the text kept.
+				doc := chatDoc(t, res)
+				errs := chatByTestID(doc, "edit-error")
+				want := "Type the new text"
+				if tc.name == "edit too long" {
+					want = "the limit is 100000"
+				}
+				if len(errs) != 1 || !strings.Contains(chatText(errs[0]), want) {
+					t.Fatalf("no edit error saying %q: %s", want, bodyOf(res))
+				}
+				if in := chatByTestID(doc, "edit-input"); len(in) != 1 || len(chatRawText(in[0])) < len(strings.TrimSpace(tc.form.Get("query"))) {
+					t.Fatal("the typed text was not kept in the form")
+				}
+				if htmx && strings.Contains(bodyOf(res), "<html") {
+					t.Fatal("the htmx refusal is a whole page, not the form")
+				}
+			})
+		}
+	}
+	// Without the CSRF token nothing is made either.
+	res := ada.postForm(paths.ChatEdit(id, 0), url.Values{"query": {"edited"}, "csrf_token": {"forged"}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a forged edit: status %d", res.StatusCode)
+	}
+	if after := a.chatSnapshot(); after != before {
+		t.Fatal("a forged edit changed the database")
+	}
+}
+
+// Two tabs answer the same reply: the composer sends after_seq, the last
+// seq its tab showed. The first lands in the conversation; the second, now
+// behind, starts a branch of its own and is told so. Both are kept.
+func TestChatSendAfterSeqForks(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "the question", 0) // seq 0 and 1
+
+	send := func(query, after string) url.Values {
+		return url.Values{"query": {query}, "exchange_id": {strconv.FormatInt(id, 10)}, "after_seq": {after}}
+	}
+	res := c.postForm(paths.ChatSend, send("tab one's answer", "1"))
+	mustStatus(t, res, http.StatusSeeOther)
+	if got := chatLocationID(t, res.Header.Get("Location")); got != id {
+		t.Fatalf("an up-to-date send went to %d", got)
+	}
+	res = c.postForm(paths.ChatSend, send("tab two's answer", "1"))
+	mustStatus(t, res, http.StatusSeeOther)
+	fork := chatLocationID(t, res.Header.Get("Location"))
+	if fork == id {
+		t.Fatal("a send behind the log landed after the newer messages")
+	}
+	doc := c.chatScreen(t, paths.Chat(fork))
+	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || chatText(n[0]) != views.NoticeStale {
+		t.Fatal("the tab behind was not told it started a branch")
+	}
+	if got := chatBranchTexts(doc); len(got) != 4 || got[2] != "user: tab two's answer" {
+		t.Fatalf("the branch shows %q", got)
+	}
+	if got := chatBranchTexts(c.chatScreen(t, paths.Chat(id))); len(got) != 4 || got[2] != "user: tab one's answer" {
+		t.Fatalf("the original shows %q", got)
+	}
+
+	// With htmx: the branch's screen, its address pushed.
+	res = c.htmx(http.MethodPost, paths.ChatSend, send("tab three's answer", "1"))
+	mustStatus(t, res, http.StatusOK)
+	third := chatLocationID(t, res.Header.Get("HX-Push-Url"))
+	if third == id || third == fork || !strings.Contains(bodyOf(res), views.NoticeStale) {
+		t.Fatalf("htmx stale send: pushed %d, body has the notice: %v", third, strings.Contains(bodyOf(res), views.NoticeStale))
+	}
+	a.waitTurns()
+
+	// after_seq that is no seq: 400, nothing stored.
+	before := a.chatSnapshot()
+	for _, bad := range []string{"x", "-2", "1.5"} {
+		mustStatus(t, c.postForm(paths.ChatSend, send("never stored", bad)), http.StatusBadRequest)
+	}
+	if after := a.chatSnapshot(); after != before {
+		t.Fatal("a send with a bad after_seq changed the database")
+	}
+}
