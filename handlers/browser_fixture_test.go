@@ -73,6 +73,10 @@ func TestBrowser(t *testing.T) {
 		{"EveryScreen", browserEveryScreen},
 		{"SearchOrganise", browserSearchOrganise},
 		{"Account", browserAccount},
+		{"BranchEdit", browserBranchEdit},
+		{"BranchRegenerate", browserBranchRegenerate},
+		{"BranchCollision", browserBranchCollision},
+		{"BranchNoJavaScript", browserBranchNoJavaScript},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

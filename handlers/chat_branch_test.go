@@ -408,3 +408,62 @@ func TestChatSendAfterSeqForks(t *testing.T) {
 		t.Fatal("a send with a bad after_seq changed the database")
 	}
 }
+
+// Another tab of the same person sees a new branch appear: the switcher on
+// the message where it parts (the entry rendered again in its place), and
+// the family's sidebar item, still the branch the tab shows, with its new
+// count.
+func TestChatBranchLive(t *testing.T) {
+	a := newTestApp(t)
+	addr := a.listen()
+	ann := a.register("ann")
+	id := ann.chatSend(t, "first question", 0)
+	msgs := a.chatMessages(ann.user.ID, id)
+	tab := ann.openTab(t, addr)
+	tab.watch(id, -1)
+	tab.hasEntries(msgID(&msgs[0]), msgID(&msgs[1]))
+
+	res := ann.htmx(http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {"edited elsewhere"}})
+	mustStatus(t, res, http.StatusOK)
+	fork := chatLocationID(t, res.Header.Get("HX-Push-Url"))
+
+	var switched, counted bool
+	tab.readUntil("the switcher and the family's count", func() bool {
+		if len(tab.frames) == 0 {
+			return false
+		}
+		doc, err := html.Parse(strings.NewReader(tab.frames[len(tab.frames)-1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range chatByTestID(doc, "message") {
+			if mid, _ := chatAttr(m, "id"); mid != msgID(&msgs[0]) {
+				continue
+			}
+			oob, _ := chatAttr(m, "hx-swap-oob")
+			sw := chatByTestID(m, "branch-switch")
+			if oob == "true" && len(sw) == 1 && strings.Contains(chatText(sw[0]), "1 / 2") {
+				switched = true
+			}
+		}
+		for _, it := range chatByTestID(doc, "history-item") {
+			ex, _ := chatAttr(it, "data-exchange-id")
+			fam, _ := chatAttr(it, "data-family")
+			b := chatByTestID(it, "history-branches")
+			if ex == strconv.FormatInt(id, 10) && fam == strconv.FormatInt(id, 10) && len(b) == 1 && chatText(b[0]) == "2 branches" {
+				counted = true
+			}
+		}
+		return switched && counted
+	})
+	a.waitTurns()
+	// The fork's own entries never reach the tab watching the original.
+	for _, f := range tab.frames {
+		if strings.Contains(f, "edited elsewhere") {
+			t.Fatalf("the original's tab got the branch's message: %s", f)
+		}
+	}
+	if fork == id {
+		t.Fatal("the edit went to the original")
+	}
+}

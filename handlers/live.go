@@ -457,6 +457,7 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 	}
 	if ex == nil || ex.Scope == models.ScopeGeneral {
 		screens.WithControls(u.Entries, s.feed.exchangeID)
+		return s.forkEntry(u, ex)
 	}
 	return nil
 }
@@ -606,6 +607,34 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	}
 	if watched {
 		s.turnState(u, ex)
+	}
+	return nil
+}
+
+// forkEntry gives the switcher to a fork's own first entry when it comes
+// live (a regenerated reply): the screen left it to the entry.
+func (s *liveSession) forkEntry(u *views.LiveUpdate, ex *models.Exchange) error {
+	if ex == nil || ex.ForkedAtSeq == nil {
+		return nil
+	}
+	at := -1
+	for i := range u.Entries {
+		if e := &u.Entries[i]; e.HasSeq && e.Seq == *ex.ForkedAtSeq && !e.Branch.Shown() {
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	switches, err := s.h.screens.BranchSwitches(s.ctx, s.viewer(), s.feed.exchangeID)
+	if err != nil {
+		return err
+	}
+	if changed := screens.PlaceSwitches(u.Entries[at:at+1], switches, false); len(changed) > 0 {
+		if s.switches == nil {
+			s.switches = map[int64]views.BranchSwitch{}
+		}
+		s.switches[u.Entries[at].Seq] = u.Entries[at].Branch
 	}
 	return nil
 }

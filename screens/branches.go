@@ -25,13 +25,15 @@ func WithControls(entries []views.ChatMessage, exchangeID int64) {
 
 // WithBranches gives the entries of the user's exchange their controls and
 // the switchers of the places where its family's branches part.
-func (s *Screens) WithBranches(ctx context.Context, v Viewer, exchangeID int64, entries []views.ChatMessage) error {
-	WithControls(entries, exchangeID)
-	switches, err := s.BranchSwitches(ctx, v, exchangeID)
+// While a turn runs the entry it writes is on its way: a switcher at its
+// seq waits for it (it comes with the entry, live).
+func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchange, entries []views.ChatMessage) error {
+	WithControls(entries, ex.ID)
+	switches, err := s.BranchSwitches(ctx, v, ex.ID)
 	if err != nil {
 		return err
 	}
-	PlaceSwitches(entries, switches)
+	PlaceSwitches(entries, switches, ex.TurnStatus != models.TurnRunning)
 	return nil
 }
 
@@ -58,8 +60,9 @@ func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64
 
 // PlaceSwitches puts each switcher on the entry at its seq; where the log
 // has none there (the other branches go on past this one's end), on the
-// last entry before it. It returns the indexes of the entries it changed.
-func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch) []int {
+// last entry before it when atEnd. It returns the indexes of the entries
+// it changed.
+func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch, atEnd bool) []int {
 	var changed []int
 	for _, b := range switches {
 		at := -1
@@ -71,7 +74,7 @@ func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch) [
 				at = i
 			}
 		}
-		if at >= 0 && (entries[at].Seq == b.Seq || !entries[at].Branch.Shown()) {
+		if at >= 0 && (entries[at].Seq == b.Seq || (atEnd && !entries[at].Branch.Shown())) {
 			entries[at].Branch = b
 			changed = append(changed, at)
 		}

@@ -73,7 +73,7 @@ func (s *Screens) Conversation(ctx context.Context, v Viewer, id int64) (views.C
 	if len(msgs) > 0 {
 		OfferRetry(v, conv.Messages, ex, msgs[len(msgs)-1].ID)
 	}
-	if err := s.WithBranches(ctx, v, id, conv.Messages); err != nil {
+	if err := s.WithBranches(ctx, v, ex, conv.Messages); err != nil {
 		return views.Conversation{}, err
 	}
 	return conv, nil
