@@ -467,3 +467,53 @@ func TestChatBranchLive(t *testing.T) {
 		t.Fatal("the edit went to the original")
 	}
 }
+
+// The sidebar's answers keep the family whole: a message sent in a branch
+// moves the family's one item to the top (removing it by family, whichever
+// branch it showed); a renamed branch keeps its count; deleting a branch
+// leaves the family's item, now showing another branch.
+func TestChatBranchSidebarAnswers(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "the question", 0)
+	res := c.postForm(paths.ChatEdit(id, 0), url.Values{"query": {"another question"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	fork := chatLocationID(t, res.Header.Get("Location"))
+	root := strconv.FormatInt(id, 10)
+
+	res = c.htmx(http.MethodPost, paths.ChatSend, url.Values{"query": {"more"}, "exchange_id": {strconv.FormatInt(fork, 10)}, "after_seq": {"1"}})
+	mustStatus(t, res, http.StatusOK)
+	a.waitTurns()
+	body := bodyOf(res)
+	if !strings.Contains(body, `hx-swap-oob="delete:#history-items &gt; [data-family=&#34;`+root+`&#34;]"`) {
+		t.Fatalf("the send answer does not remove the family's item: %s", body)
+	}
+	doc := chatDoc(t, res)
+	items := chatByTestID(doc, "history-item")
+	if len(items) != 1 {
+		t.Fatalf("the send answer carries %d items", len(items))
+	}
+	if fam, _ := chatAttr(items[0], "data-family"); fam != root {
+		t.Fatalf("the branch's item is of family %q, want %s", fam, root)
+	}
+	if b := chatByTestID(items[0], "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+		t.Fatal("the branch's item lost its count")
+	}
+
+	res = c.htmx(http.MethodPost, paths.ChatRename(fork), url.Values{"title": {"Renamed branch"}})
+	mustStatus(t, res, http.StatusOK)
+	if b := chatByTestID(chatDoc(t, res), "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+		t.Fatalf("the renamed item lost its count: %s", bodyOf(res))
+	}
+
+	other := c.chatSend(t, "elsewhere", 0)
+	c.chatScreen(t, paths.Chat(other))
+	res = c.htmx(http.MethodPost, paths.ChatDelete(fork), url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusOK)
+	if res.Header.Get("HX-Retarget") != "#history" {
+		t.Fatalf("deleting a branch retargets %q", res.Header.Get("HX-Retarget"))
+	}
+	if ids := chatHistoryIDs(chatDoc(t, res)); len(ids) != 2 || ids[1] != id {
+		t.Fatalf("after deleting a branch the sidebar lists %v, want the family's other branch %d", ids, id)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -46,7 +45,11 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		it := screens.HistoryItem(h.viewer(c), ex, current, time.Now())
+		it, err := h.screens.FamilyItem(c.UserContext(), h.viewer(c), ex, ex.ID) // the item shows this branch
+		if err != nil {
+			return err
+		}
+		it.Current = ex.ID == current
 		it.Group = "" // the header above it stays where it is
 		return render(c, fiber.StatusOK, views.HistoryEntry(it))
 	})
@@ -71,6 +74,10 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	family, err := h.store.FamilyHeads(c.UserContext(), currentUser(c).ID, []int64{ex.ID})
+	if err != nil {
+		return err
+	}
 	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
 		return err
 	}
@@ -79,6 +86,19 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	}
 	if current == ex.ID || chatTabShows(c, self) {
 		return redirect(c, paths.ChatHome) // the tab showed it: to a new chat
+	}
+	if family[ex.ID].Branches > 1 {
+		// A branch of a family: the family's item stays, showing another
+		// branch; the sidebar's lists come again.
+		return done(c, paths.ChatHome, func() error {
+			side, err := h.chatSidebar(c)
+			if err != nil {
+				return err
+			}
+			c.Set("HX-Retarget", "#history")
+			c.Set("HX-Reswap", "outerHTML")
+			return render(c, fiber.StatusOK, views.HistoryNav(side))
+		})
 	}
 	return done(c, paths.ChatHome, removed(c)) // hx-swap="delete" removes the item
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -49,7 +48,11 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 		if !chatTabShows(c, target) {
 			c.Set("HX-Push-Url", target)
 		}
-		return render(c, fiber.StatusOK, views.ChatSendResult(h.chatSent(c, res, exchangeID == 0)))
+		sent, err := h.chatSent(c, res, exchangeID == 0)
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.ChatSendResult(sent))
 	})
 }
 
@@ -103,13 +106,17 @@ func (h *Handlers) chatSendRefused(c *fiber.Ctx, status int, exchangeID int64, q
 const tooManyTurnsMessage = "Four replies are already being written for you. Wait for one to finish, or stop one, then send again; your text is kept here."
 
 // chatSent maps a finished turn to the htmx answer.
-func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) views.ChatSent {
+func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (views.ChatSent, error) {
 	v := h.viewer(c)
+	item, err := h.screens.FamilyItem(c.UserContext(), v, res.Exchange, res.Exchange.ID) // the family's item, this branch
+	if err != nil {
+		return views.ChatSent{}, err
+	}
 	s := views.ChatSent{
 		ExchangeID: res.Exchange.ID,
 		Title:      screens.ChatTitle(res.Exchange),
 		New:        isNew,
-		Item:       screens.HistoryItem(v, res.Exchange, res.Exchange.ID, time.Now()),
+		Item:       item,
 	}
 	s.Item.Group = ""                         // it goes right under the Today header
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live
@@ -124,7 +131,7 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) vi
 		}
 	}
 	screens.WithControls(s.Messages, res.Exchange.ID)
-	return s
+	return s, nil
 }
 
 // chatAfterSeq reads the composer's after_seq, the last seq its tab shows

@@ -28,3 +28,12 @@ const (
 	NoticeEdited      = "Your edit started a new branch; the original conversation is kept as it was."
 	NoticeRegenerated = "A new answer, in a new branch; the earlier answer is kept."
 )
+
+// deleteQuestion is what the sidebar's delete control asks: a family's
+// item deletes the branch it shows, and the others stay.
+func deleteQuestion(it HistoryItem) string {
+	if it.Branches > 1 {
+		return "Delete this branch of “" + it.Title + "”? Its other branches stay. This cannot be undone."
+	}
+	return "Delete “" + it.Title + "”? This cannot be undone."
+}
