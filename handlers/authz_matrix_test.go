@@ -67,6 +67,7 @@ var mxForms = map[string]url.Values{
 	"POST /chat/message/:id/feedback":        {"value": {"up"}},
 	"POST /chat/:id/rename":                  {"title": {"Renamed"}},
 	"POST /chat/:id/delete":                  {"confirmed": {"1"}},
+	"POST /chat/message/:id/edit":            {"query": {"edited"}},
 	"POST /pages/":                           {"title": {"Notes"}, "content": {"hello"}},
 	"POST /pages/:id/save":                   {"title": {"Trip"}, "content": {"new content"}},
 	"POST /pages/:id/preview":                {"content": {"# Preview"}},
@@ -149,6 +150,9 @@ func mxKind(pattern, param string) (string, bool) {
 		case "chat", "exchange", "exchanges":
 			return "exchange", true
 		case "message":
+			if i+1 < len(segs) && segs[i+1] == "edit" {
+				return "user_message", true // only a user message is edited
+			}
 			return "message", true
 		case "pages":
 			return "page", true
@@ -350,6 +354,7 @@ func (m *mx) rows(api *client) mxRows {
 	r := mxRows{"user": uid}
 	r["exchange"] = m.a.adminExchange(uid, adminEx{queries: []string{"a question"}})
 	r["message"] = m.a.chatReply(uid, r["exchange"])
+	r["user_message"] = m.a.chatMsgAt(uid, r["exchange"], 0)
 	_, run, err := m.a.store.StartSubRun(ctx, models.SubRunStart{UserID: uid, ParentID: r["exchange"], ParentSeq: 1, Agent: "search", Task: "find it", Owner: "matrix"})
 	if err != nil {
 		m.t.Fatal(err)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,41 +23,39 @@ import (
 // next chat screen shows: why it is on a new branch.
 const sessBranchNotice = "branch_notice"
 
-// chatBranchAt reads /chat/{id}/…/{seq}: one of the user's general chats
-// (another user's, a page or job chat, a missing one: 404, before anything
-// is made) and a seq (not a number: 404).
-func (h *Handlers) chatBranchAt(c *fiber.Ctx) (*models.Exchange, int64, error) {
+// chatBranchMessage reads /chat/message/{id}/…: a message of one of the
+// user's general chats (another user's, one of a page or job chat, a
+// missing one: 404, before anything is made) in its log (an error row has
+// no place to branch from) of the role the control acts on (else 400).
+func (h *Handlers) chatBranchMessage(c *fiber.Ctx, role string) (*models.Message, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	seq, err := strconv.ParseInt(c.Params("seq"), 10, 64)
-	if err != nil || seq < 0 {
-		return nil, 0, fmt.Errorf("seq %q: %w", c.Params("seq"), models.ErrNotFound)
-	}
-	ex, err := h.screens.GeneralExchange(c.UserContext(), currentUser(c).ID, id)
+	ctx, userID := c.UserContext(), currentUser(c).ID
+	m, err := h.store.Message(ctx, userID, id)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return ex, seq, nil
+	if _, err := h.screens.GeneralExchange(ctx, userID, m.ExchangeID); err != nil {
+		return nil, err
+	}
+	if m.Seq == nil || m.Role != role {
+		what := map[string]string{models.RoleUser: "one of your messages", models.RoleAssistant: "a reply"}[role]
+		return nil, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Message %d is not %s.", id, what))
+	}
+	return m, nil
 }
 
-// chatEditForm is the form that edits the user message at seq, holding
-// its text: for htmx the form alone (put under the message), otherwise a
-// page of its own. A seq that names no user message: 400.
+// chatEditForm is the form that edits a user message, holding its text:
+// for htmx the form alone (put under the message), otherwise a page of its
+// own.
 func (h *Handlers) chatEditForm(c *fiber.Ctx) error {
-	ex, seq, err := h.chatBranchAt(c)
+	m, err := h.chatBranchMessage(c, models.RoleUser)
 	if err != nil {
 		return err
 	}
-	msgs, err := h.store.MessagesAtSeqs(c.UserContext(), currentUser(c).ID, ex.ID, []int64{seq})
-	if err != nil {
-		return err
-	}
-	if len(msgs) == 0 || msgs[0].Role != models.RoleUser {
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("There is no message of yours at seq %d to edit.", seq))
-	}
-	return h.chatEditAnswer(c, fiber.StatusOK, screens.EditForm(h.viewer(c), ex.ID, seq, msgs[0].Content))
+	return h.chatEditAnswer(c, fiber.StatusOK, screens.EditForm(h.viewer(c), m, m.Content))
 }
 
 // chatEditAnswer shows the edit form: alone for htmx, on a page otherwise.
@@ -73,13 +70,13 @@ func (h *Handlers) chatEditAnswer(c *fiber.Ctx, status int, f views.EditForm) er
 // over-long) is refused the same way, 400, in the form, and nothing is
 // made.
 func (h *Handlers) chatEdit(c *fiber.Ctx) error {
-	ex, seq, err := h.chatBranchAt(c)
+	m, err := h.chatBranchMessage(c, models.RoleUser)
 	if err != nil {
 		return err
 	}
 	query := c.FormValue("query")
 	if err := agents.ValidateQuery(query); err != nil {
-		f := screens.EditForm(h.viewer(c), ex.ID, seq, query)
+		f := screens.EditForm(h.viewer(c), m, query)
 		f.Error = err.Error()
 		if strings.TrimSpace(query) == "" {
 			f.Error = "Type the new text of your message before sending." // the API's "No query provided", for people
@@ -87,7 +84,7 @@ func (h *Handlers) chatEdit(c *fiber.Ctx) error {
 		return h.chatEditAnswer(c, fiber.StatusBadRequest, f)
 	}
 	turn, _, err := h.agents.StartFork(c.UserContext(), agents.ForkRequest{
-		UserID: currentUser(c).ID, ExchangeID: ex.ID, Seq: seq, Query: query, AgentType: agents.AgentAuto,
+		UserID: currentUser(c).ID, ExchangeID: m.ExchangeID, Seq: *m.Seq, Query: query, AgentType: agents.AgentAuto,
 	})
 	if err != nil {
 		return err
@@ -98,27 +95,27 @@ func (h *Handlers) chatEdit(c *fiber.Ctx) error {
 // chatRegenerateConfirm asks before writing a new answer, for browsers
 // without JavaScript (htmx posts at once).
 func (h *Handlers) chatRegenerateConfirm(c *fiber.Ctx) error {
-	ex, seq, err := h.chatBranchAt(c)
+	m, err := h.chatBranchMessage(c, models.RoleAssistant)
 	if err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 		Base: h.base(c, "A new answer", "chat"), Heading: "Write a new answer?",
-		Message: "Palaver answers your message again, in a new branch of “" + screens.ChatTitle(ex) + "”. The current answer stays where it is.",
-		Action:  paths.ChatRegenerate(ex.ID, seq), Confirm: "Write a new answer", Cancel: paths.Chat(ex.ID),
+		Message: "Palaver answers your message again, in a new branch of this conversation. The current answer stays where it is.",
+		Action:  paths.MessageRegenerate(m.ID), Confirm: "Write a new answer", Cancel: paths.ChatAtSeq(m.ExchangeID, *m.Seq),
 	}))
 }
 
-// chatRegenerate writes a new answer to the user message before the reply
-// at seq, in a fork at seq; the old answer stays. A seq that names no
-// reply: 400.
+// chatRegenerate writes a new answer to the user message before a reply,
+// in a fork at the reply's seq; the old answer stays. A message that is
+// not a reply: 400.
 func (h *Handlers) chatRegenerate(c *fiber.Ctx) error {
-	ex, seq, err := h.chatBranchAt(c)
+	m, err := h.chatBranchMessage(c, models.RoleAssistant)
 	if err != nil {
 		return err
 	}
 	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
-		UserID: currentUser(c).ID, ExchangeID: ex.ID, Seq: &seq, AgentType: agents.AgentAuto,
+		UserID: currentUser(c).ID, ExchangeID: m.ExchangeID, Seq: m.Seq, AgentType: agents.AgentAuto,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"palaver/models"
 	"palaver/paths"
 	"palaver/views"
 )
@@ -69,6 +71,18 @@ func chatSwitch(t *testing.T, doc *html.Node, seq int64) (pos string, prev, next
 	return pos, link("branch-prev"), link("branch-next")
 }
 
+// chatMsgAt is the id of the entry at seq of the user's exchange.
+func (a *testApp) chatMsgAt(userID, exchangeID, seq int64) int64 {
+	a.t.Helper()
+	for _, m := range a.chatMessages(userID, exchangeID) {
+		if m.Seq != nil && *m.Seq == seq {
+			return m.ID
+		}
+	}
+	a.t.Fatalf("exchange %d has no entry at seq %d", exchangeID, seq)
+	return 0
+}
+
 // chatLocationID is the exchange a 303 (or HX-Push-Url) leads to.
 func chatLocationID(t *testing.T, loc string) int64 {
 	t.Helper()
@@ -99,15 +113,16 @@ func TestChatEditMakesABranch(t *testing.T) {
 	for _, m := range chatByTestID(doc, "message") {
 		role, _ := chatAttr(m, "data-role")
 		seq, _ := chatAttr(m, "data-seq")
-		want, path := "edit-message", "/edit/"
+		n, _ := strconv.ParseInt(seq, 10, 64)
+		want, path := "edit-message", paths.MessageEdit(a.chatMsgAt(c.user.ID, id, n))
 		if role == "assistant" {
-			want, path = "regenerate", "/regenerate/"
+			want, path = "regenerate", paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, n))
 		}
 		ctl := chatByTestID(m, want)
 		if len(ctl) != 1 {
 			t.Fatalf("%s message at seq %s has %d %s controls", role, seq, len(ctl), want)
 		}
-		if href, _ := chatAttr(ctl[0], "href"); href != paths.Chat(id)+path+seq {
+		if href, _ := chatAttr(ctl[0], "href"); href != path {
 			t.Fatalf("%s control links to %q", want, href)
 		}
 		// A link, not a form with its own token (the page's one token
@@ -126,16 +141,16 @@ func TestChatEditMakesABranch(t *testing.T) {
 	}
 
 	// The form, on a page of its own, holds the old text.
-	form := c.chatScreen(t, paths.ChatEdit(id, 2))
+	form := c.chatScreen(t, paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)))
 	in := chatByTestID(form, "edit-input")
 	if len(in) != 1 || strings.TrimSpace(chatRawText(in[0])) != "second question" {
 		t.Fatal("the edit page does not hold the message's text")
 	}
-	if action, _ := chatAttr(chatByTestID(form, "edit-form")[0], "action"); action != paths.ChatEdit(id, 2) {
+	if action, _ := chatAttr(chatByTestID(form, "edit-form")[0], "action"); action != paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)) {
 		t.Fatalf("the edit form posts to %q", action)
 	}
 
-	res := c.postForm(paths.ChatEdit(id, 2), url.Values{"query": {"second question, edited"}})
+	res := c.postForm(paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)), url.Values{"query": {"second question, edited"}})
 	mustStatus(t, res, http.StatusSeeOther)
 	fork := chatLocationID(t, res.Header.Get("Location"))
 	if fork == id {
@@ -199,14 +214,14 @@ func TestChatEditHTMX(t *testing.T) {
 	c := a.register("ada")
 	id := c.chatSend(t, "first question", 0)
 
-	res := c.htmx(http.MethodGet, paths.ChatEdit(id, 0), nil)
+	res := c.htmx(http.MethodGet, paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 0)), nil)
 	mustStatus(t, res, http.StatusOK)
 	body := bodyOf(res)
 	if strings.Contains(body, "<html") || !strings.Contains(body, `data-testid="edit-form"`) || !strings.Contains(body, "first question") {
 		t.Fatalf("the htmx edit form: %s", body)
 	}
 
-	res = c.htmx(http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {"a better question"}})
+	res = c.htmx(http.MethodPost, paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 0)), url.Values{"query": {"a better question"}})
 	mustStatus(t, res, http.StatusOK)
 	fork := chatLocationID(t, res.Header.Get("HX-Push-Url"))
 	if res.Header.Get("HX-Retarget") != "body" || res.Header.Get("HX-Reswap") != "innerHTML" {
@@ -236,16 +251,16 @@ func TestChatRegenerate(t *testing.T) {
 	c := a.register("ada")
 	id := c.chatSend(t, "tell me something", 0)
 
-	ask := c.chatScreen(t, paths.ChatRegenerate(id, 1))
+	ask := c.chatScreen(t, paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, 1)))
 	confirm := chatByTestID(ask, "confirm")
 	if len(confirm) != 1 {
 		t.Fatal("no confirm button on the page that asks")
 	}
-	res := c.postForm(paths.ChatRegenerate(id, 1), url.Values{"confirmed": {"1"}})
+	res := c.postForm(paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, 1)), url.Values{"confirmed": {"1"}})
 	mustStatus(t, res, http.StatusSeeOther)
 	first := chatLocationID(t, res.Header.Get("Location"))
 
-	res = c.htmx(http.MethodPost, paths.ChatRegenerate(id, 1), nil)
+	res = c.htmx(http.MethodPost, paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, 1)), nil)
 	mustStatus(t, res, http.StatusOK)
 	second := chatLocationID(t, res.Header.Get("HX-Push-Url"))
 	a.waitTurns()
@@ -283,7 +298,21 @@ func TestChatBranchRefused(t *testing.T) {
 	id := ada.chatSend(t, "ada's question", 0)
 	bobs := bob.chatSend(t, "bob's secret", 0)
 	job := a.chatOtherScope(ada.user.ID)
+	// An error row: a failed turn's, with no seq.
+	ctx := context.Background()
+	ex, _, err := a.store.StartTurn(ctx, models.TurnStart{UserID: ada.user.ID, ExchangeID: id, Scope: models.ScopeGeneral,
+		AgentType: "router", Query: "a failing one", Owner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := a.store.FailTurn(ctx, ex.ID, "test", "it broke")
+	if err != nil {
+		t.Fatal(err)
+	}
 	long := strings.Repeat("x", 100_001)
+	question, reply := a.chatMsgAt(ada.user.ID, id, 0), a.chatMsgAt(ada.user.ID, id, 1)
+	bobQ, bobR := a.chatMsgAt(bob.user.ID, bobs, 0), a.chatMsgAt(bob.user.ID, bobs, 1)
+	jobQ, jobR := a.chatMsgAt(ada.user.ID, job, 0), a.chatMsgAt(ada.user.ID, job, 1)
 	before := a.chatSnapshot()
 
 	type req struct {
@@ -293,22 +322,23 @@ func TestChatBranchRefused(t *testing.T) {
 	}
 	edit := url.Values{"query": {"edited"}}
 	for _, tc := range []req{
-		{"edit another's: form", http.MethodGet, paths.ChatEdit(bobs, 0), nil, http.StatusNotFound},
-		{"edit another's", http.MethodPost, paths.ChatEdit(bobs, 0), edit, http.StatusNotFound},
-		{"regenerate another's: ask", http.MethodGet, paths.ChatRegenerate(bobs, 1), nil, http.StatusNotFound},
-		{"regenerate another's", http.MethodPost, paths.ChatRegenerate(bobs, 1), url.Values{}, http.StatusNotFound},
-		{"edit a job chat", http.MethodPost, paths.ChatEdit(job, 0), edit, http.StatusNotFound},
-		{"regenerate a job chat", http.MethodPost, paths.ChatRegenerate(job, 1), url.Values{}, http.StatusNotFound},
-		{"edit a missing one", http.MethodPost, paths.ChatEdit(999999, 0), edit, http.StatusNotFound},
-		{"seq not a number", http.MethodPost, paths.Chat(id) + "/edit/x", edit, http.StatusNotFound},
-		{"edit beyond the log", http.MethodPost, paths.ChatEdit(id, 9), edit, http.StatusBadRequest},
-		{"edit form of a reply", http.MethodGet, paths.ChatEdit(id, 1), nil, http.StatusBadRequest},
-		{"edit form beyond the log", http.MethodGet, paths.ChatEdit(id, 5), nil, http.StatusBadRequest},
-		{"regenerate a question", http.MethodPost, paths.ChatRegenerate(id, 0), url.Values{}, http.StatusBadRequest},
-		{"regenerate beyond the log", http.MethodPost, paths.ChatRegenerate(id, 7), url.Values{}, http.StatusBadRequest},
-		{"edit to nothing", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {""}}, http.StatusBadRequest},
-		{"edit to blanks", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {" \n\t "}}, http.StatusBadRequest},
-		{"edit too long", http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {long}}, http.StatusBadRequest},
+		{"edit another's: form", http.MethodGet, paths.MessageEdit(bobQ), nil, http.StatusNotFound},
+		{"edit another's", http.MethodPost, paths.MessageEdit(bobQ), edit, http.StatusNotFound},
+		{"regenerate another's: ask", http.MethodGet, paths.MessageRegenerate(bobR), nil, http.StatusNotFound},
+		{"regenerate another's", http.MethodPost, paths.MessageRegenerate(bobR), url.Values{}, http.StatusNotFound},
+		{"edit a job chat", http.MethodPost, paths.MessageEdit(jobQ), edit, http.StatusNotFound},
+		{"regenerate a job chat", http.MethodPost, paths.MessageRegenerate(jobR), url.Values{}, http.StatusNotFound},
+		{"edit a missing one", http.MethodPost, paths.MessageEdit(999999), edit, http.StatusNotFound},
+		{"id not a number", http.MethodPost, paths.ChatHome + "/message/x/edit", edit, http.StatusNotFound},
+		{"edit a reply", http.MethodPost, paths.MessageEdit(reply), edit, http.StatusBadRequest},
+		{"edit form of a reply", http.MethodGet, paths.MessageEdit(reply), nil, http.StatusBadRequest},
+		{"edit an error row", http.MethodPost, paths.MessageEdit(failed.ID), edit, http.StatusBadRequest},
+		{"regenerate a question", http.MethodPost, paths.MessageRegenerate(question), url.Values{}, http.StatusBadRequest},
+		{"regenerate an error row", http.MethodPost, paths.MessageRegenerate(failed.ID), url.Values{}, http.StatusBadRequest},
+		{"regenerate's ask of a question", http.MethodGet, paths.MessageRegenerate(question), nil, http.StatusBadRequest},
+		{"edit to nothing", http.MethodPost, paths.MessageEdit(question), url.Values{"query": {""}}, http.StatusBadRequest},
+		{"edit to blanks", http.MethodPost, paths.MessageEdit(question), url.Values{"query": {" \n\t "}}, http.StatusBadRequest},
+		{"edit too long", http.MethodPost, paths.MessageEdit(question), url.Values{"query": {long}}, http.StatusBadRequest},
 	} {
 		for _, htmx := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s (htmx %v)", tc.name, htmx), func(t *testing.T) {
@@ -348,7 +378,7 @@ func TestChatBranchRefused(t *testing.T) {
 		}
 	}
 	// Without the CSRF token nothing is made either.
-	res := ada.postForm(paths.ChatEdit(id, 0), url.Values{"query": {"edited"}, "csrf_token": {"forged"}})
+	res := ada.postForm(paths.MessageEdit(question), url.Values{"query": {"edited"}, "csrf_token": {"forged"}})
 	if res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a forged edit: status %d", res.StatusCode)
 	}
@@ -423,7 +453,7 @@ func TestChatBranchLive(t *testing.T) {
 	tab.watch(id, -1)
 	tab.hasEntries(msgID(&msgs[0]), msgID(&msgs[1]))
 
-	res := ann.htmx(http.MethodPost, paths.ChatEdit(id, 0), url.Values{"query": {"edited elsewhere"}})
+	res := ann.htmx(http.MethodPost, paths.MessageEdit(a.chatMsgAt(ann.user.ID, id, 0)), url.Values{"query": {"edited elsewhere"}})
 	mustStatus(t, res, http.StatusOK)
 	fork := chatLocationID(t, res.Header.Get("HX-Push-Url"))
 
@@ -476,7 +506,7 @@ func TestChatBranchSidebarAnswers(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 	id := c.chatSend(t, "the question", 0)
-	res := c.postForm(paths.ChatEdit(id, 0), url.Values{"query": {"another question"}})
+	res := c.postForm(paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 0)), url.Values{"query": {"another question"}})
 	mustStatus(t, res, http.StatusSeeOther)
 	fork := chatLocationID(t, res.Header.Get("Location"))
 	root := strconv.FormatInt(id, 10)

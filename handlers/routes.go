@@ -68,6 +68,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
+	// Branches: an edited message or a new answer is a fork (chat_branch.go).
+	chat.Get("/message/:id/edit", h.chatEditForm)
+	chat.Post("/message/:id/edit", h.chatEdit)
+	chat.Get("/message/:id/regenerate", h.chatRegenerateConfirm)
+	chat.Post("/message/:id/regenerate", h.chatRegenerate)
 	chat.Get("/:id", h.chatOpen)
 	chat.Get("/:id/subruns/:sub", h.chatSubRun)
 	chat.Post("/:id/rename", h.chatRename)
@@ -76,11 +81,6 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
-	// Branches: an edited message or a new answer is a fork (chat_branch.go).
-	chat.Get("/:id/edit/:seq", h.chatEditForm)
-	chat.Post("/:id/edit/:seq", h.chatEdit)
-	chat.Get("/:id/regenerate/:seq", h.chatRegenerateConfirm)
-	chat.Post("/:id/regenerate/:seq", h.chatRegenerate)
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)

@@ -60,15 +60,16 @@ func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
 func ChatPin(exchangeID int64) string     { return Chat(exchangeID) + "/pin" }
 func ChatArchive(exchangeID int64) string { return Chat(exchangeID) + "/archive" }
 
-// ChatEdit is the edit of the user message at seq of a conversation (a
-// fork at seq with the new text): GET the form, POST the new text.
-func ChatEdit(exchangeID, seq int64) string { return Chat(exchangeID) + "/edit/" + id(seq) }
+// MessageEdit is the edit of a user message (a fork of its conversation
+// at its seq, with the new text): GET the form, POST the new text.
+func MessageEdit(messageID int64) string { return message(messageID) + "/edit" }
 
-// ChatRegenerate is a new answer to the reply at seq, in a fork at seq:
-// GET asks first (without JavaScript), POST makes it.
-func ChatRegenerate(exchangeID, seq int64) string {
-	return Chat(exchangeID) + "/regenerate/" + id(seq)
-}
+// MessageRegenerate is a new answer in place of a reply, in a fork of its
+// conversation at its seq: GET asks first (without JavaScript), POST
+// makes it.
+func MessageRegenerate(messageID int64) string { return message(messageID) + "/regenerate" }
+
+func message(messageID int64) string { return ChatHome + "/message/" + id(messageID) }
 
 // ChatAtSeq is a conversation opened on its message at seq, which the
 // transcript highlights.

@@ -176,10 +176,10 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	return familyItem(v, shown, heads, current, time.Now()), nil
 }
 
-// EditForm is the form that edits the user message at seq of a general
-// chat, holding text.
-func EditForm(v Viewer, exchangeID, seq int64, text string) views.EditForm {
-	return views.EditForm{Action: paths.ChatEdit(exchangeID, seq), Cancel: paths.Chat(exchangeID), Seq: seq, Text: text,
+// EditForm is the form that edits a user message of a general chat,
+// holding text.
+func EditForm(v Viewer, m *models.Message, text string) views.EditForm {
+	return views.EditForm{Action: paths.MessageEdit(m.ID), Cancel: paths.Chat(m.ExchangeID), Seq: *m.Seq, Text: text,
 		MaxLength: agents.MaxQueryLength, CSRF: v.CSRF}
 }
 
