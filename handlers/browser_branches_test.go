@@ -115,10 +115,13 @@ func browserBranchRegenerate(t *testing.T, root context.Context) {
 	}
 }
 
-// browserBranchCollision: two tabs show the same reply; tab two begins to
-// answer, tab one sends first. Tab two's message starts a branch of its
-// own, which it moves to and is told about; tab one keeps its own and
-// sees the new branch appear (its switcher and the sidebar's count).
+// browserBranchCollision: two tabs show the same conversation. A message
+// tab two reads before it begins to type is no collision: its answer goes
+// on the same log (the page's own after_seq is out of date by then; the
+// script's is not). Then tab two begins to answer, and tab one sends
+// first: tab two's message starts a branch of its own, which it moves to
+// and is told about; tab one keeps its own and sees the new branch appear
+// (its switcher and the sidebar's count).
 func browserBranchCollision(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
 	one := s.window("collide-tab1")
@@ -130,16 +133,28 @@ func browserBranchCollision(t *testing.T, root context.Context) {
 	two := one.tab("collide-tab2")
 	two.visit(orig)
 	s.app.waitSubscribers(2)
-	two.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
-	two.typeInto("[data-testid=chat-input]", "tab two's answer")
+	one.send("read before typing")
+	two.waitFor("tab one's first answer in tab two", browserHasText(browserUserMsg, "read before typing")+" && "+
+		browserCount(browserAssistantMsg)+" === 2")
+	two.send("an answer to what I read")
+	if loc := two.location(); loc != orig {
+		s.fatalf("an answer to the newest message moved tab two to %q", loc)
+	}
+	if n := browserEval[int](two, browserCount(browserNotice)); n != 0 {
+		s.fatalf("an answer to the newest message was told it branched")
+	}
+	one.waitFor("tab two's answer in tab one", browserHasText(browserUserMsg, "an answer to what I read")+" && "+
+		browserCount(browserAssistantMsg)+" === 3")
 
+	// Now both answer the same reply.
+	two.typeInto("[data-testid=chat-input]", "tab two's answer")
 	one.send("tab one's answer")
 	two.waitFor("tab one's message in tab two", browserHasText(browserUserMsg, "tab one's answer")+" && "+
-		browserCount(browserAssistantMsg)+" === 2")
+		browserCount(browserAssistantMsg)+" === 4")
 	two.typeInto("[data-testid=chat-input]", "\n")
 	two.waitFor("the notice in tab two", browserHasText(browserNotice, "You were answering an earlier point"))
-	two.waitBranch(orig, 2)
-	if got := browserBodies(two); len(got) != 4 || got[2] != "tab two's answer" {
+	two.waitBranch(orig, 4)
+	if got := browserBodies(two); len(got) != 8 || got[6] != "tab two's answer" || got[4] != "an answer to what I read" {
 		s.fatalf("tab two's branch shows %q", got)
 	}
 
@@ -147,9 +162,9 @@ func browserBranchCollision(t *testing.T, root context.Context) {
 	if loc := one.location(); loc != orig {
 		s.fatalf("tab one moved to %q", loc)
 	}
-	one.waitFor("the switcher in tab one", browserHasText(browserEntry(2)+" [data-testid=branch-switch]", "1 / 2"))
+	one.waitFor("the switcher in tab one", browserHasText(browserEntry(6)+" [data-testid=branch-switch]", "1 / 2"))
 	one.waitFor("the branch count in tab one's sidebar", browserHasText(browserHistoryItem+" [data-testid=history-branches]", "2 branches"))
-	if got := browserBodies(one); len(got) != 4 || got[2] != "tab one's answer" {
+	if got := browserBodies(one); len(got) != 8 || got[6] != "tab one's answer" {
 		s.fatalf("tab one shows %q", got)
 	}
 	if n := browserEval[int](one, browserCount(browserHistoryItem)); n != 1 {
