@@ -854,7 +854,7 @@
 
   document.addEventListener("htmx:configRequest", (e) => {
     const elt = e.detail.elt;
-    if (elt instanceof Element && elt.matches("form[data-composer]")) {
+    if (elt instanceof Element && elt.matches("form[data-composer]") && elt.querySelector("[data-after-seq]")) {
       e.detail.parameters.after_seq = String(afterSeq());
       return;
     }
