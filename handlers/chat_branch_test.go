@@ -547,3 +547,28 @@ func TestChatBranchSidebarAnswers(t *testing.T) {
 		t.Fatalf("after deleting a branch the sidebar lists %v, want the family's other branch %d", ids, id)
 	}
 }
+
+// A job's chat is not shown in /chat, but its forks are general chats: the
+// switcher between them leaves the job's own chat out.
+func TestChatBranchSwitchLeavesOutAJobsChat(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	api := a.apiClient("ada")
+	job := a.chatOtherScope(c.user.ID)
+	var forks []int64
+	for _, q := range []string{"first other", "second other"} {
+		var out struct {
+			ExchangeID int64 `json:"exchange_id"`
+		}
+		api.apiJSON(http.MethodPost, fmt.Sprintf("/api/chat/exchange/%d/fork", job), map[string]any{"seq": 1, "query": q}, http.StatusOK, &out)
+		forks = append(forks, out.ExchangeID)
+	}
+	doc := c.chatScreen(t, paths.Chat(forks[0]))
+	if pos, prev, next := chatSwitch(t, doc, 1); pos != "1 / 2" || prev != 0 || next != forks[1] {
+		t.Fatalf("the first fork's switcher: %q ‹%d %d›", pos, prev, next)
+	}
+	if items := chatByTestID(doc, "history-item"); len(items) != 1 {
+		t.Fatalf("the sidebar lists %d items for the job's two forks", len(items))
+	}
+	mustStatus(t, c.get(paths.Chat(job)), http.StatusNotFound)
+}

@@ -41,17 +41,40 @@ func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchang
 // where its family's branches part.
 func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64) ([]views.BranchSwitch, error) {
 	points, err := s.store.BranchPoints(ctx, v.UserID, exchangeID)
+	if err != nil || len(points) == 0 {
+		return nil, err
+	}
+	// Only general chats open in /chat: a job's own chat (the root of its
+	// forks, which are general) is no branch to switch to.
+	family, err := s.store.Family(ctx, v.UserID, exchangeID)
 	if err != nil {
 		return nil, err
 	}
+	general := map[int64]bool{}
+	for _, e := range family {
+		general[e.ID] = e.Scope == models.ScopeGeneral
+	}
 	out := make([]views.BranchSwitch, 0, len(points))
 	for _, p := range points {
-		b := views.BranchSwitch{Seq: p.Seq, Index: p.Current + 1, Count: len(p.Branches)}
-		if p.Current > 0 {
-			b.Prev = p.Branches[p.Current-1]
+		var branches []int64
+		current := -1
+		for i, id := range p.Branches {
+			if i == p.Current {
+				current = len(branches)
+			} else if !general[id] {
+				continue
+			}
+			branches = append(branches, id)
 		}
-		if p.Current+1 < len(p.Branches) {
-			b.Next = p.Branches[p.Current+1]
+		if len(branches) < 2 || current < 0 {
+			continue
+		}
+		b := views.BranchSwitch{Seq: p.Seq, Index: current + 1, Count: len(branches)}
+		if current > 0 {
+			b.Prev = branches[current-1]
+		}
+		if current+1 < len(branches) {
+			b.Next = branches[current+1]
 		}
 		out = append(out, b)
 	}
