@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The branches scenarios (issue 11): edit a message, regenerate a reply,
@@ -60,6 +63,11 @@ func browserBranchEdit(t *testing.T, root context.Context) {
 	if n := browserEval[int](tab, browserCount("[data-testid=edit-form]")); n != 1 {
 		s.fatalf("%d edit forms open", n)
 	}
+	// Escape puts it away; the control brings it back.
+	tab.do("press Escape in the edit form", chromedp.Focus(chromedp.CSS("[data-testid=edit-input]")), chromedp.KeyEvent(kb.Escape))
+	tab.waitFor("the edit form put away", browserCount("[data-testid=edit-form]")+" === 0")
+	tab.click(browserEntry(2) + " [data-testid=edit-message]")
+	tab.waitVisible(browserEntry(2) + " [data-testid=edit-input]")
 	browserEval[bool](tab, `(document.querySelector("[data-testid=edit-input]").value = "", true)`)
 	tab.typeInto("[data-testid=edit-input]", "second question, edited")
 	tab.click("[data-testid=edit-send]")

@@ -879,4 +879,18 @@
     e.preventDefault();
     cancel.closest("form").remove();
   });
+
+  // In the edit form Enter breaks the line (it is a longer text than a
+  // chat line); Ctrl+Enter (⌘+Enter) sends, Escape puts the form away.
+  document.addEventListener("keydown", (e) => {
+    const form = e.target.closest && e.target.closest("#transcript form[data-edit-form]");
+    if (!form || e.isComposing) return;
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      form.requestSubmit();
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      form.remove();
+    }
+  });
 })();
