@@ -7,6 +7,9 @@ type ChatScreen struct {
 	Sidebar
 	Conversation Conversation
 	Composer     Composer
+	// TimeTravel, when set, shows the conversation as it was at a seq,
+	// read-only: its bar replaces the composer (views/branches.templ).
+	TimeTravel *TimeTravel
 }
 
 // Sidebar is the conversations sidebar: the search box, the pinned
@@ -24,6 +27,14 @@ type Conversation struct {
 	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
+	// Older and Newer load the entries before and after the ones shown
+	// (a long log opens on its latest page, or a window around a search
+	// hit); nil at either end of the log.
+	Older, Newer *MoreLink
+	// LastSeq is the seq of the log's last entry (-1: none), which the
+	// transcript may not show (a window): the live connection resumes
+	// after it.
+	LastSeq int64
 }
 
 // Message roles the transcript shows.
