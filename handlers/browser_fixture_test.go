@@ -73,6 +73,9 @@ func TestBrowser(t *testing.T) {
 		{"EveryScreen", browserEveryScreen},
 		{"SearchOrganise", browserSearchOrganise},
 		{"Account", browserAccount},
+		{"LongTranscript", browserLongTranscript},
+		{"TimeTravel", browserTimeTravel},
+		{"TreeCompare", browserTreeCompare},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
