@@ -106,7 +106,7 @@ func (s *Screens) Compare(ctx context.Context, v Viewer, a, b int64) (views.Comp
 // readOnly takes the controls off transcript entries shown for reading.
 func readOnly(ms []views.ChatMessage) []views.ChatMessage {
 	for i := range ms {
-		ms[i].Feedback, ms[i].Retry = views.FeedbackView{}, views.RetryView{}
+		ms[i].Feedback, ms[i].Retry, ms[i].ReadOnly = views.FeedbackView{}, views.RetryView{}, true
 	}
 	return ms
 }

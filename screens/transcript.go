@@ -83,9 +83,7 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 	var travel *views.TimeTravel
 	if win.At != nil {
 		travel = s.timeTravel(v, id, at, last)
-		for i := range conv.Messages {
-			conv.Messages[i].Feedback = views.FeedbackView{} // read-only
-		}
+		readOnly(conv.Messages)
 	} else if conv.Newer == nil && len(msgs) > 0 {
 		OfferRetry(v, conv.Messages, ex, msgs[len(msgs)-1].ID)
 	}

@@ -66,6 +66,9 @@ type ChatMessage struct {
 	// SubRun, on the tool result of a delegation (a search of the user's
 	// chats), is where the sub-run's own log is shown; "": none.
 	SubRun string
+	// ReadOnly marks an entry shown for reading only (time travel, a
+	// comparison of branches): it offers no controls.
+	ReadOnly bool
 }
 
 // SubRunScreen is the log of a sub-run: what an agent delegated, from the
