@@ -12,7 +12,8 @@ import (
 
 // chatMessages is a page of a long transcript, as htmx loads it in place
 // of a sentinel: ?before_seq= the entries before that seq (scrolling up),
-// or ?after_seq= those after it (down a window opened on a search hit).
+// or ?after_seq= those after it (down a window opened on a search hit);
+// with ?at= (time travel), read-only.
 func (h *Handlers) chatMessages(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -30,7 +31,15 @@ func (h *Handlers) chatMessages(c *fiber.Ctx) error {
 	if (before == nil) == (after == nil) {
 		return fiber.NewError(fiber.StatusBadRequest, "Give before_seq or after_seq: the page before or after a message.")
 	}
-	p, err := h.screens.TranscriptMore(c.UserContext(), h.viewer(c), id, before, after)
+	at, err := apiQueryInt(c, "at", 0, math.MaxInt64, rule) // time travel's: read-only entries
+	if err != nil {
+		return err
+	}
+	point := int64(-1)
+	if at != nil {
+		point = *at
+	}
+	p, err := h.screens.TranscriptMore(c.UserContext(), h.viewer(c), id, before, after, point)
 	if err != nil {
 		return err
 	}

@@ -282,6 +282,37 @@ func TestChatTimeTravel(t *testing.T) {
 		mustStatus(t, ann.get(fmt.Sprintf("/chat/%d?at=%s", id, q)), http.StatusBadRequest)
 	}
 	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d?at=3", id)), http.StatusNotFound)
+
+	// A long log as it was: its latest page up to the point, the older
+	// pages read-only too, together the log as it was, once.
+	long := a.longChat(ann.user.ID, 130, 20, 79, 80, 129)
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=100", long))
+	pages := [][]string{transcriptIDs(doc)}
+	_, get := sentinel(t, doc, "transcript-older")
+	if get != fmt.Sprintf("/chat/%d/messages?before_seq=51&at=100", long) {
+		t.Fatalf("older at 100: %q", get)
+	}
+	for get != "" {
+		frag := chatDoc(t, ann.htmx(http.MethodGet, get, nil))
+		if len(chatByTestID(frag, "feedback")) != 0 {
+			t.Fatal("an older page of time travel offers ratings")
+		}
+		pages = append([][]string{transcriptIDs(frag)}, pages...)
+		_, get = sentinel(t, frag, "transcript-older")
+	}
+	if got, want := slices.Concat(pages...), a.logIDs(ann.user.ID, long, at(100)); !slices.Equal(got, want) {
+		t.Fatalf("time travel's pages:\n%v\nthe log at 100:\n%v", got, want)
+	}
+	// Without JavaScript, the older page keeps the point, and leads back.
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=100&before_seq=51", long))
+	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) || len(chatByTestID(doc, "time-travel")) != 1 {
+		t.Fatalf("?at=100&before_seq=51 shows %v, want %v, with the bar", got, pages[1])
+	}
+	if href, _ := sentinel(t, doc, "transcript-newer"); href != fmt.Sprintf("/chat/%d?at=100", long) {
+		t.Fatalf("newer from the older page of time travel: %q", href)
+	}
+	mustStatus(t, ann.htmx(http.MethodGet, fmt.Sprintf("/chat/%d/messages?before_seq=51&at=x", long), nil), http.StatusBadRequest)
+
 	// Time travel leaves the current conversation as it was.
 	other := a.longChat(ann.user.ID, 2)
 	ann.chatScreen(t, fmt.Sprintf("/chat/%d", other))

@@ -87,9 +87,14 @@ func ChatContinue(exchangeID int64) string { return Chat(exchangeID) + "/continu
 func ChatMessages(exchangeID int64) string { return Chat(exchangeID) + "/messages" }
 
 // ChatMessagesBefore is the page of entries before seq, for the top of the
-// transcript as the person scrolls up.
-func ChatMessagesBefore(exchangeID, seq int64) string {
-	return ChatMessages(exchangeID) + "?before_seq=" + id(seq)
+// transcript as the person scrolls up; at >= 0 (time travel's point) makes
+// its entries read-only.
+func ChatMessagesBefore(exchangeID, seq, at int64) string {
+	u := ChatMessages(exchangeID) + "?before_seq=" + id(seq)
+	if at >= 0 {
+		u += "&at=" + id(at)
+	}
+	return u
 }
 
 // ChatMessagesAfter is the page of entries after seq, for the bottom of a

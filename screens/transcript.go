@@ -72,7 +72,7 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last}
 	first, lastShown := seqSpan(msgs)
 	if first > 0 {
-		conv.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first), Page: paths.ChatBefore(id, first, at)}
+		conv.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first, at), Page: paths.ChatBefore(id, first, at)}
 	}
 	if lastShown < end-1 {
 		conv.Newer = newerLink(id, lastShown, end, at)
@@ -134,8 +134,9 @@ func seqSpan(msgs []models.Message) (first, last int64) {
 // TranscriptMore loads a page of a general exchange's log for the
 // transcript's sentinels: the entries before seq before, or after seq
 // after (exactly one of the two is set), with the next sentinel when the
-// log goes on.
-func (s *Screens) TranscriptMore(ctx context.Context, v Viewer, id int64, before, after *int64) (views.TranscriptMore, error) {
+// log goes on. at >= 0 is time travel's point: entries before it are
+// shown read-only.
+func (s *Screens) TranscriptMore(ctx context.Context, v Viewer, id int64, before, after *int64, at int64) (views.TranscriptMore, error) {
 	if _, err := s.GeneralExchange(ctx, v.UserID, id); err != nil {
 		return views.TranscriptMore{}, err
 	}
@@ -146,8 +147,11 @@ func (s *Screens) TranscriptMore(ctx context.Context, v Viewer, id int64, before
 			return out, err
 		}
 		out.Messages = s.Messages(v, msgs)
+		if at >= 0 {
+			readOnly(out.Messages)
+		}
 		if first, _ := seqSpan(msgs); first > 0 {
-			out.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first), Page: paths.ChatBefore(id, first, -1)}
+			out.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first, at), Page: paths.ChatBefore(id, first, at)}
 		}
 		return out, nil
 	}
