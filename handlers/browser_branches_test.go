@@ -81,9 +81,21 @@ func browserLongTranscript(t *testing.T, root context.Context) {
 	tab.visit(fmt.Sprintf("/chat/%d?seq=40", id))
 	tab.waitFor("the highlighted message", `document.querySelector("[data-highlight=true]")`)
 	loaded := browserEval[int](tab, browserCount(browserLogged))
-	newest := browserEval[string](tab, `Array.from(document.querySelectorAll(`+browserQuote(browserLogged)+`)).pop().id`)
+	// A message sent from another tab reaches this one live, at the
+	// bottom: the socket resumes after the log's end, not the window's (it
+	// does not bring the entries between them).
+	other := tab.tab("lou-2")
+	other.visit(fmt.Sprintf("/chat/%d", id))
+	other.send("from the other tab")
+	tab.waitFor("the other tab's message and its reply", fmt.Sprintf(`%s && %s === %d`,
+		browserHasText(browserUserMsg, "from the other tab"), browserCount(browserLogged), loaded+2))
+	order := browserEval[[]string](tab, `Array.from(document.getElementById("transcript").children).slice(-3).map((e) => e.dataset.testid + ":" + (e.dataset.role || ""))`)
+	if fmt.Sprint(order) != "[transcript-newer: message:user message:assistant]" {
+		s.fatalf("the live messages are not at the bottom, after the window: %v", order)
+	}
+	loaded += 2
+	newest := browserEval[string](tab, `document.getElementById("transcript-newer").previousElementSibling.id`)
 	before := browserEval[float64](tab, fmt.Sprintf(`(() => {
-		const box = document.getElementById("transcript-scroll");
 		document.getElementById("transcript-newer").scrollIntoView({block: "end"});
 		return document.getElementById(%s).getBoundingClientRect().top;
 	})()`, browserQuote(newest)))
