@@ -55,6 +55,18 @@ func browserLongTranscript(t *testing.T, root context.Context) {
 	if n := browserEval[int](tab, browserCount(browserLogged)); n != 52 {
 		s.fatalf("the conversation opens with %d entries, want 52", n)
 	}
+	// Without JavaScript, the sentinel is a link to the older page.
+	plain := tab.tab("lou-nojs")
+	plain.disableJavaScript()
+	plain.visit(fmt.Sprintf("/chat/%d", id))
+	plain.clickToLoad("[data-testid=transcript-older] a")
+	if loc := plain.location(); loc != fmt.Sprintf("/chat/%d?before_seq=80", id) {
+		s.fatalf("without JavaScript, older messages are at %s", loc)
+	}
+	if got := browserTexts(plain, browserLogged+"[data-role=user]"); len(got) != 25 || got[0] != "m30" {
+		s.fatalf("without JavaScript, the older page shows %v", got)
+	}
+
 	for loaded := 52; loaded < len(all); {
 		oldest := browserEval[string](tab, `document.querySelector(`+browserQuote(browserLogged)+`).id`)
 		before := browserScrollTop(tab, oldest)
