@@ -56,7 +56,7 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 	before := end
 	switch {
 	case win.Before != nil:
-		before = min(max(*win.Before, 0), end)
+		before = min(max(*win.Before, 1), end) // at least the first entry
 	case win.Around != nil && *win.Around >= 0 && *win.Around <= last:
 		before = min(*win.Around+TranscriptPage/2+1, end)
 	}
