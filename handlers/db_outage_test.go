@@ -125,3 +125,45 @@ func TestDatabaseAwayAndBack(t *testing.T) {
 		t.Fatalf("a turn after the outage: %+v", out)
 	}
 }
+
+// TestDatabaseHungAnswers503: a server that stops answering without closing
+// its connections (frozen: a hung server, a host lost without a word) costs
+// a request the database deadline, not a hang: 503, and the pool serves
+// again once the server does.
+func TestDatabaseHungAnswers503(t *testing.T) {
+	cluster := pgtest.NewCluster(t)
+	migrate, err := models.Open(cluster.DSN, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	migrate.Close()
+	a := newProcess(t, cluster.DSN, newGateProvider())
+	api := a.apiClient("ann")
+	api.apiChat("hello", 0) // the pool has open connections now
+
+	cluster.Freeze()
+	answered := make(chan *http.Response, 2)
+	for _, path := range []string{"/api/chat/history", "/healthz"} {
+		go func() {
+			res, _ := api.at(a).api(http.MethodGet, path, nil)
+			answered <- res
+		}()
+	}
+	for range 2 {
+		select {
+		case res := <-answered:
+			if res.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("%s with the server frozen: %d %s", res.Request.URL.Path, res.StatusCode, bodyOf(res))
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a request hung for a minute on a frozen server")
+		}
+	}
+	cluster.Thaw()
+	if h := api.apiHistory(""); len(h) != 1 {
+		t.Fatalf("history after the thaw: %+v", h)
+	}
+}

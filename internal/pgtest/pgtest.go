@@ -74,9 +74,10 @@ func Fresh(t testing.TB) *models.Store {
 // Cluster is a private PostgreSQL server in a temporary folder, listening on
 // a Unix socket there only, for a test that stops and starts it.
 type Cluster struct {
-	t   testing.TB
-	bin string
-	dir string
+	t      testing.TB
+	bin    string
+	dir    string
+	frozen []int
 	// DSN is its database palaver's URL.
 	DSN string
 }
