@@ -35,8 +35,9 @@ func main() {
 	perEx := flag.Int("messages-per-exchange", 20, "messages per conversation")
 	runs := flag.Int("runs", 200, "timed calls per figure")
 	clients := flag.Int("clients", 16, "concurrent clients of the throughput figures")
+	keep := flag.Bool("keep", false, "measure the database as a previous run left it, seeding only up to the steps beyond it")
 	flag.Parse()
-	if err := run(context.Background(), *dsn, *steps, *perUser, *perEx, *runs, *clients); err != nil {
+	if err := run(context.Background(), *dsn, *steps, *perUser, *perEx, *runs, *clients, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "pgmeasure:", err)
 		os.Exit(1)
 	}
@@ -52,7 +53,7 @@ type measure struct {
 	users   []int64 // seeded users, in order
 }
 
-func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients int) error {
+func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients int, keep bool) error {
 	if !strings.HasPrefix(dsn, "postgres") {
 		return fmt.Errorf("-db must be a postgres:// URL")
 	}
@@ -66,8 +67,10 @@ func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients i
 		return err
 	}
 	db.SetMaxOpenConns(clients + 4)
-	if _, err := db.ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
-		return err
+	if !keep {
+		if _, err := db.ExecContext(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
+			return err
+		}
 	}
 	if _, err := store.Migrate(ctx); err != nil {
 		return err
@@ -82,11 +85,29 @@ func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients i
 	fmt.Printf("# PostgreSQL %s, shared_buffers %s, fsync %s; %d conversations a user, %d messages each\n", version, shared, fsync, perUser, perEx)
 	m := &measure{store: store, db: db, perUser: perUser, perEx: perEx, runs: runs, clients: clients}
 	seeded := 0
+	if keep {
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&seeded); err != nil {
+			return err
+		}
+		rows, err := db.QueryContext(ctx, `SELECT id FROM users ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			m.users = append(m.users, id)
+		}
+		rows.Close()
+	}
 	for _, s := range strings.Split(steps, ",") {
 		target, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || target <= seeded {
+		if err != nil || target < seeded || target == seeded && !keep {
 			return fmt.Errorf("-steps: %q is not a rising count", s)
 		}
+		target = max(target, seeded)
 		t0 := time.Now()
 		if err := m.seed(ctx, target-seeded); err != nil {
 			return fmt.Errorf("seed: %w", err)
@@ -101,8 +122,9 @@ func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients i
 }
 
 // seed adds users with their conversations, n messages in all, in bulk:
-// one INSERT … SELECT per batch of users, the text made of words w0 … w4999
-// drawn uniformly (so that a word is in about 1 message in 170 of 30 words).
+// one INSERT … SELECT per user, the text made of 30 words drawn uniformly
+// from w0 … w4999 (a word is in about 1 message in 170), and one message in
+// ten also has the word "common".
 func (m *measure) seed(ctx context.Context, n int) error {
 	perUser := m.perUser * m.perEx
 	for added := 0; added < n; added += perUser {
@@ -121,7 +143,8 @@ WITH ex AS (
   RETURNING id, created_at)
 INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at, uid)
 SELECT ex.id, s, CASE WHEN s % 2 = 0 THEN 'user' ELSE 'assistant' END,
-       (SELECT string_agg('w' || floor(random() * 5000)::int, ' ') FROM generate_series(1, 30) AS w WHERE w > s - s - 1 + ex.id - ex.id),
+       (SELECT string_agg('w' || floor(random() * 5000)::int, ' ') FROM generate_series(1, 30) AS w WHERE w > s - s - 1 + ex.id - ex.id)
+         || CASE WHEN random() < 0.1 THEN ' common' ELSE '' END,
        CASE WHEN s % 2 = 1 THEN 'router' END, ex.created_at, gen_random_uuid()::text
 FROM ex, generate_series(0, $3 - 1) AS s`, id, m.perUser, m.perEx)
 		if err != nil {
@@ -173,6 +196,10 @@ func (m *measure) report(ctx context.Context) error {
 		}},
 		{"search_one_word", func() error {
 			_, err := m.store.Search(ctx, user(), models.SearchQuery{Terms: models.ParseSearch("w" + strconv.Itoa(rnd.IntN(5000))), Limit: 20})
+			return err
+		}},
+		{"search_common_word", func() error { // in a tenth of all messages
+			_, err := m.store.Search(ctx, user(), models.SearchQuery{Terms: models.ParseSearch("common"), Limit: 20})
 			return err
 		}},
 		{"search_two_words", func() error {
