@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,5 +161,62 @@ func TestPostgresSlotsOfADeadProcess(t *testing.T) {
 	}
 	if _, err := a.Acquire(ctx, SlotTurn, 7); err != nil {
 		t.Fatalf("after b closed: %v", err)
+	}
+}
+
+// TestPostgresSlotsGivenBackWhileTheDatabaseIsAway: a slot given back while
+// the database is away is kept and deleted at the next renewal once it is
+// back, not leaked; taking a slot meanwhile fails with the database's error.
+func TestPostgresSlotsGivenBackWhileTheDatabaseIsAway(t *testing.T) {
+	cluster := pgtest.NewCluster(t)
+	store, err := models.Open(cluster.DSN, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx := context.Background()
+	if _, err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // the releases that wait are logged
+	p, err := newPostgresSlots(ctx, db, quiet, "host-a/1/x", defaultLimits(), SlotLeaseTTL, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.stop() })
+	var releases []func()
+	for range MaxTurnsPerUser {
+		release, err := p.Acquire(ctx, SlotTurn, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+
+	cluster.Stop()
+	if _, err := p.Acquire(ctx, SlotSocket, 7); !models.Unavailable(err) {
+		t.Fatalf("a slot taken while the database is away: %v, want its unavailability", err)
+	}
+	releases[0]()
+	releases[1]()
+	cluster.Start()
+
+	if _, err := p.Acquire(ctx, SlotTurn, 7); !errors.Is(err, ErrTooManyTurns) {
+		t.Fatalf("before the renewal: %v, want ErrTooManyTurns (the releases are still to be written)", err)
+	}
+	if err := p.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := p.Acquire(ctx, SlotTurn, 7); err != nil {
+			t.Fatalf("turn %d after the renewal wrote the releases: %v", i+1, err)
+		}
+	}
+	if _, err := p.Acquire(ctx, SlotTurn, 7); !errors.Is(err, ErrTooManyTurns) {
+		t.Fatalf("a 5th: %v", err)
 	}
 }
