@@ -35,7 +35,10 @@ const (
 // one user's kind of slot with a transaction-scoped advisory lock, so racing
 // requests on several processes cannot pass the limit together. A release
 // that cannot reach the database (it is away) is kept and written at the
-// next renewal.
+// next renewal. A live process cut off from the database for longer than
+// its lease is taken for dead like any other: its slots stop counting, and
+// may be swept, until they end; the limits are looser for that while, never
+// tighter, and the process registers again at its next renewal.
 type PostgresSlots struct {
 	db     *sql.DB
 	limits map[SlotKind]int

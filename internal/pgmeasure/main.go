@@ -35,9 +35,10 @@ func main() {
 	perEx := flag.Int("messages-per-exchange", 20, "messages per conversation")
 	runs := flag.Int("runs", 200, "timed calls per figure")
 	clients := flag.Int("clients", 16, "concurrent clients of the throughput figures")
+	heavy := flag.Int("heavy", 0, "conversations of one more user, seeded at the end and measured apart (0: none)")
 	keep := flag.Bool("keep", false, "measure the database as a previous run left it, seeding only up to the steps beyond it")
 	flag.Parse()
-	if err := run(context.Background(), *dsn, *steps, *perUser, *perEx, *runs, *clients, *keep); err != nil {
+	if err := run(context.Background(), *dsn, *steps, *perUser, *perEx, *runs, *clients, *keep, *heavy); err != nil {
 		fmt.Fprintln(os.Stderr, "pgmeasure:", err)
 		os.Exit(1)
 	}
@@ -53,7 +54,7 @@ type measure struct {
 	users   []int64 // seeded users, in order
 }
 
-func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients int, keep bool) error {
+func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients int, keep bool, heavy int) error {
 	if !strings.HasPrefix(dsn, "postgres") {
 		return fmt.Errorf("-db must be a postgres:// URL")
 	}
@@ -117,6 +118,53 @@ func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients i
 		if err := m.report(ctx); err != nil {
 			return err
 		}
+	}
+	if heavy > 0 {
+		return m.heavyUser(ctx, heavy)
+	}
+	return nil
+}
+
+// heavyUser seeds one user with n conversations and times what grows with
+// a user's own size: the history's first page and searches.
+func (m *measure) heavyUser(ctx context.Context, n int) error {
+	normal := m.perUser
+	m.perUser = n
+	defer func() { m.perUser = normal }()
+	t0 := time.Now()
+	if err := m.seed(ctx, n*m.perEx); err != nil {
+		return err
+	}
+	u := m.users[len(m.users)-1]
+	fmt.Printf("\n## one user of %d conversations (%d messages), seeded in %s\n", n, n*m.perEx, time.Since(t0).Round(time.Second))
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, f := range []struct {
+		name string
+		call func() error
+	}{
+		{"heavy_history", func() error {
+			_, err := m.store.ListExchanges(ctx, u, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 50})
+			return err
+		}},
+		{"heavy_search_word", func() error {
+			_, err := m.store.Search(ctx, u, models.SearchQuery{Terms: models.ParseSearch("w" + strconv.Itoa(rnd.IntN(5000))), Limit: 20})
+			return err
+		}},
+		{"heavy_search_common", func() error {
+			_, err := m.store.Search(ctx, u, models.SearchQuery{Terms: models.ParseSearch("common"), Limit: 20})
+			return err
+		}},
+	} {
+		var ds []time.Duration
+		for range max(m.runs/5, 10) {
+			t0 := time.Now()
+			if err := f.call(); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		slices.Sort(ds)
+		fmt.Printf("%-20s p50 %7.2f ms  p99 %7.2f ms\n", f.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]))
 	}
 	return nil
 }
