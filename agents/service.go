@@ -363,13 +363,44 @@ func (s *Service) fail(ctx context.Context, res *TurnResult, cause error) (*Turn
 	var fe *FailureError
 	if errors.As(cause, &fe) {
 		reason = fe.Reason
+	} else if models.Unavailable(cause) {
+		reason = dbAwayReason
 	}
-	row, err := s.store.FailTurn(ctx, res.Exchange.ID, s.owner, reason)
+	row, err := s.recordFailure(ctx, res.Exchange.ID, reason)
 	if err != nil {
 		return nil, fmt.Errorf("record failed turn: %w (after: %v)", err, cause)
 	}
 	res.Reply, res.Failed = row, true
 	return res, nil
+}
+
+// dbAwayReason is the error row of a turn the database went away under.
+const dbAwayReason = "The database could not be reached while this reply was being written, so the reply was not saved. Your message is kept: retry it."
+
+// recordWithin bounds how long a turn waits for the database to come back
+// to record its failure; past it the turn is left to the stale-lease sweep
+// (RecoverStaleTurns) of whichever process sees the database first.
+const recordWithin = 10 * time.Minute
+
+// recordFailure writes a turn's error row. While the database is away it
+// tries again, less and less often (up to every 5 s), so that the row is
+// written once it is back: the turn's heartbeat goes on renewing the lease
+// meanwhile, so no other process takes the turn over. It gives up at
+// recordWithin, when the service closes, or on any other error.
+func (s *Service) recordFailure(ctx context.Context, exchangeID int64, reason string) (*models.Message, error) {
+	wait, giveUp := 250*time.Millisecond, time.Now().Add(recordWithin)
+	for {
+		row, err := s.store.FailTurn(ctx, exchangeID, s.owner, reason)
+		if err == nil || !models.Unavailable(err) || time.Now().After(giveUp) {
+			return row, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-s.bg.Done():
+			return row, err
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // heartbeat renews the lease on the exchange until the returned func is

@@ -229,6 +229,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
 	reply.EditMode = s.proposalMode(resp, page, ex.ID)
 	if err := s.store.FinishTurn(db, ex.ID, s.owner, reply); err != nil {
+		if models.Unavailable(err) { // the reply is lost with the connection: an error row once the database is back
+			return s.fail(db, res, err)
+		}
 		return nil, err
 	}
 	res.Reply = reply

@@ -111,7 +111,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 // adminRetentionRun applies the policy now, once confirmed, whether or not
 // the schedule is on, and says what went.
 func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
-	ctx := c.UserContext()
+	ctx := untimed(c) // a run over many conversations may take a while
 	if c.FormValue("confirmed") != "1" {
 		st, err := h.store.Settings(ctx)
 		if err != nil {

@@ -45,7 +45,7 @@ import (
 // silently as routes are added.
 
 // mxIDParams are the path parameters that name a row.
-var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true, "sub": true}
+var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true, "sub": true, "other": true}
 
 // mxPublic are the routes anyone may call: no account, no ids.
 var mxPublic = map[string]bool{
@@ -68,6 +68,7 @@ var mxForms = map[string]url.Values{
 	"POST /chat/:id/rename":                  {"title": {"Renamed"}},
 	"POST /chat/:id/delete":                  {"confirmed": {"1"}},
 	"POST /chat/message/:id/edit":            {"query": {"edited"}},
+	"POST /chat/:id/continue":                {"at": {"0"}},
 	"POST /pages/":                           {"title": {"Notes"}, "content": {"hello"}},
 	"POST /pages/:id/save":                   {"title": {"Trip"}, "content": {"new content"}},
 	"POST /pages/:id/preview":                {"content": {"# Preview"}},
@@ -110,6 +111,8 @@ var mxQuery = map[string]string{
 	"PUT /api/chat/:job_id/feedback": "?feedback=1",
 	"GET /api/chat/search":           "?q=hello",
 	"GET /chat/search":               "?q=hello",
+	"GET /chat/:id/messages":         "?before_seq=1",
+	"GET /chat/:id/compare":          "?branch=1&branch=2",
 }
 
 // mxRoute is one registered route and what the rules make of it.
@@ -145,6 +148,8 @@ func mxKind(pattern, param string) (string, bool) {
 		return "job", true
 	case "sub":
 		return "subrun", true
+	case "other":
+		return "exchange", true // compare/:other, a branch of :id's family
 	case "id":
 		switch segs[i-1] {
 		case "chat", "exchange", "exchanges":

@@ -26,7 +26,8 @@ func browserEveryScreen(t *testing.T, root context.Context) {
 		s.fatalf("create page: %v", err)
 	}
 	remote := `[...document.querySelectorAll("img, [src], [srcset], [poster]")].filter((e) => /^(https?:)?\/\//i.test(e.getAttribute("src") || "")).length`
-	for _, p := range []string{"/chat", fmt.Sprintf("/chat/%d", ex), fmt.Sprintf("/chat/%d?seq=0", ex), "/chat/search?q=about", "/chat/archived", "/pages", fmt.Sprintf("/pages/%d/edit", pg.ID),
+	for _, p := range []string{"/chat", fmt.Sprintf("/chat/%d", ex), fmt.Sprintf("/chat/%d?seq=0", ex), fmt.Sprintf("/chat/%d?at=1", ex),
+		fmt.Sprintf("/chat/%d/branches", ex), fmt.Sprintf("/chat/%d/compare/%d", ex, ex), "/chat/search?q=about", "/chat/archived", "/pages", fmt.Sprintf("/pages/%d/edit", pg.ID),
 		"/admin", "/admin/exchanges", "/admin/users", "/admin/housekeeping", "/admin/audit", "/no/such/page"} {
 		admin.visit(p)
 		if n := browserEval[int](admin, remote); n != 0 {

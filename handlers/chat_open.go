@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"math"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -32,21 +33,38 @@ func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
 }
 
 // chatOpen shows one of the user's general conversations and makes it the
-// current one; ?seq= highlights that message (a search hit's). Another user's, a missing one, or a page or job chat: 404.
+// current one, on its latest page of messages; ?seq= opens it on a window
+// around that message, highlighted (a search hit's); ?before_seq= on the
+// page before that seq (older messages without JavaScript); ?at= as it
+// was at that seq, read-only (time travel; a seq beyond the log: 400).
+// Another user's, a missing one, or a page or job chat: 404.
 func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	s, err := h.chatScreen(c, id, c.Query("before"))
-	if err != nil {
+	var win screens.Window
+	if win.At, err = apiQueryInt(c, "at", 0, math.MaxInt64, "a message's seq: an integer of at least 0"); err != nil {
+		return err
+	}
+	if win.Before, err = apiQueryInt(c, "before_seq", 0, math.MaxInt64, "a message's seq: an integer of at least 0"); err != nil {
 		return err
 	}
 	if seq, ok := seqParam(c); ok {
-		screens.Highlight(s.Conversation.Messages, seq)
+		win.Around = &seq
 	}
-	s.Conversation.Notice = h.sessions.PopString(c.UserContext(), sessBranchNotice)
-	h.sessions.Put(c.UserContext(), sessExchange, id)
+	cursor, err := chatCursor(c.Query("before"))
+	if err != nil {
+		return err
+	}
+	s, err := h.screens.ChatWindow(c.UserContext(), h.viewer(c), id, cursor, win)
+	if err != nil {
+		return err
+	}
+	if win.At == nil {
+		h.sessions.Put(c.UserContext(), sessExchange, id)
+		s.Conversation.Notice = h.sessions.PopString(c.UserContext(), sessBranchNotice)
+	}
 	return render(c, fiber.StatusOK, views.Chat(s))
 }
 

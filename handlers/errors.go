@@ -45,6 +45,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."
 	case errors.Is(err, models.ErrRetentionDays):
 		return fiber.StatusUnprocessableEntity, "Keep conversations for 1 to " + strconv.Itoa(models.MaxRetentionDays) + " days."
+	case models.Unavailable(err):
+		return fiber.StatusServiceUnavailable, unavailableMessage
 	default:
 		return fiber.StatusInternalServerError, "Something went wrong on our side. It has been logged; please try again."
 	}
@@ -94,6 +96,9 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 		h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
 	}
 	c.Vary("HX-Request")
+	if status == fiber.StatusServiceUnavailable {
+		c.Set(fiber.HeaderRetryAfter, unavailableRetryAfter)
+	}
 	if refusedUnread(err, status) {
 		lingerOnClose(c) // the client may still be sending (handlers/limits.go)
 	}

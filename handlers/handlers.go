@@ -185,6 +185,7 @@ func New(d Deps) *fiber.App {
 	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
 	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
 	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
+	app.Use(dbDeadline)      // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
 	h.routes(app)
 	return app
 }

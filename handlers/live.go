@@ -630,7 +630,7 @@ func (s *liveSession) forkEntry(u *views.LiveUpdate, ex *models.Exchange) error 
 	if err != nil {
 		return err
 	}
-	if changed := screens.PlaceSwitches(u.Entries[at:at+1], switches, false); len(changed) > 0 {
+	if changed := screens.PlaceSwitches(u.Entries[at:at+1], switches, -1); len(changed) > 0 {
 		if s.switches == nil {
 			s.switches = map[int64]views.BranchSwitch{}
 		}

@@ -75,6 +75,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/message/:id/regenerate", h.chatRegenerate)
 	chat.Get("/:id", h.chatOpen)
 	chat.Get("/:id/subruns/:sub", h.chatSubRun)
+	chat.Get("/:id/messages", h.chatMessages) // a page of a long transcript (htmx)
+	chat.Get("/:id/branches", h.chatBranches)
+	chat.Get("/:id/compare", h.chatCompareChoose)
+	chat.Get("/:id/compare/:other", h.chatCompare)
+	chat.Post("/:id/continue", h.chatContinue) // time travel's "Continue from here"
 	chat.Post("/:id/rename", h.chatRename)
 	chat.Post("/:id/delete", h.chatDelete)
 	chat.Post("/:id/pin", h.chatPin)

@@ -34,7 +34,7 @@ func (h *Handlers) chatRetry(c *fiber.Ctx) error {
 		return err
 	}
 	if !isFragment(c) {
-		if _, err := turn.Wait(c.UserContext()); err != nil {
+		if _, err := turn.Wait(untimed(c)); err != nil {
 			return err
 		}
 	}

@@ -98,10 +98,14 @@ func (s *Store) summarize(ctx context.Context, exs []Exchange) ([]ExchangeSummar
 	}
 	// The first user and first assistant message of each exchange, and its
 	// latest assistant message (for the rating), through the role index.
+	// One IN over a UNION, not two INs joined by OR: PostgreSQL runs the OR
+	// as a filter over every message in the table (a history page took
+	// time in proportion to all users' messages), the UNION as lookups of
+	// the ids found.
 	var msgs []Message
 	err := db.Select("id, exchange_id, role, content, agent_response, feedback").
-		Where(`id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN ? AND role IN ('user', 'assistant') GROUP BY exchange_id, role)
-			OR id IN (SELECT MAX(id) FROM messages WHERE exchange_id IN ? AND role = 'assistant' GROUP BY exchange_id)`, ids, ids).
+		Where(`id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN ? AND role IN ('user', 'assistant') GROUP BY exchange_id, role
+			UNION ALL SELECT MAX(id) FROM messages WHERE exchange_id IN ? AND role = 'assistant' GROUP BY exchange_id)`, ids, ids).
 		Order("id").Find(&msgs).Error
 	if err != nil {
 		return nil, wrap("list exchanges: first turns", err)

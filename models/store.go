@@ -52,7 +52,7 @@ func Open(dsn string, opts Options) (*Store, error) {
 		cfg.Logger = opts.Logger
 	}
 	if isPostgres(dsn) {
-		db, err := gorm.Open(postgres.Open(dsn), cfg)
+		db, err := gorm.Open(postgres.Open(withConnectTimeout(dsn)), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -79,6 +79,27 @@ func Open(dsn string, opts Options) (*Store, error) {
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(0)
 	return &Store{db: db, dialect: "sqlite", group: newCommitter(db, opts.OnGroupCommit)}, nil
+}
+
+// connectTimeout bounds a new connection to PostgreSQL: a host that does
+// not answer (lost, partitioned) is given up on, and the request answers
+// 503 (Unavailable), rather than waiting for the system's TCP timeout.
+const connectTimeout = "5"
+
+// withConnectTimeout sets dsn's connect_timeout, in seconds, unless it has
+// one.
+func withConnectTimeout(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // gorm reports it
+	}
+	q := u.Query()
+	if q.Get("connect_timeout") != "" {
+		return dsn
+	}
+	q.Set("connect_timeout", connectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func isPostgres(dsn string) bool {

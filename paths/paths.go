@@ -75,6 +75,58 @@ func message(messageID int64) string { return ChatHome + "/message/" + id(messag
 // transcript highlights.
 func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq=" + id(seq) }
 
+// ChatAt is a conversation as it was when its entry at seq was written
+// (time travel, read-only): /chat/{id}?at={seq}.
+func ChatAt(exchangeID, seq int64) string { return Chat(exchangeID) + "?at=" + id(seq) }
+
+// ChatBefore is a conversation opened on the page of entries before seq,
+// the older messages without JavaScript; at >= 0 keeps time travel's point.
+func ChatBefore(exchangeID, seq, at int64) string {
+	u := Chat(exchangeID) + "?before_seq=" + id(seq)
+	if at >= 0 {
+		u += "&at=" + id(at)
+	}
+	return u
+}
+
+// ChatContinue forks a conversation where time travel shows it: POST with
+// the form's at.
+func ChatContinue(exchangeID int64) string { return Chat(exchangeID) + "/continue" }
+
+// ChatMessages is the transcript's paging route (HTML fragments); the
+// pages themselves are ChatMessagesBefore and ChatMessagesAfter.
+func ChatMessages(exchangeID int64) string { return Chat(exchangeID) + "/messages" }
+
+// ChatMessagesBefore is the page of entries before seq, for the top of the
+// transcript as the person scrolls up; at >= 0 (time travel's point) makes
+// its entries read-only.
+func ChatMessagesBefore(exchangeID, seq, at int64) string {
+	u := ChatMessages(exchangeID) + "?before_seq=" + id(seq)
+	if at >= 0 {
+		u += "&at=" + id(at)
+	}
+	return u
+}
+
+// ChatMessagesAfter is the page of entries after seq, for the bottom of a
+// transcript opened on a window (a search hit).
+func ChatMessagesAfter(exchangeID, seq int64) string {
+	return ChatMessages(exchangeID) + "?after_seq=" + id(seq)
+}
+
+// ChatBranches draws a conversation's family of branches as a tree.
+func ChatBranches(exchangeID int64) string { return Chat(exchangeID) + "/branches" }
+
+// ChatCompareChoose takes the tree's form (two ?branch= ids) to the
+// comparison of those two.
+func ChatCompareChoose(exchangeID int64) string { return Chat(exchangeID) + "/compare" }
+
+// ChatCompare shows two branches of one family side by side from where
+// they part.
+func ChatCompare(exchangeID, other int64) string {
+	return ChatCompareChoose(exchangeID) + "/" + id(other)
+}
+
 // ChatSubRun is the log of a sub-run a conversation's agent delegated to
 // (a search of the user's chats): /chat/{id}/subruns/{sub}.
 func ChatSubRun(exchangeID, subRunID int64) string {

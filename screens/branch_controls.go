@@ -23,17 +23,23 @@ func WithControls(entries []views.ChatMessage, exchangeID int64) {
 	}
 }
 
-// WithBranches gives the entries of the user's exchange their controls and
-// the switchers of the places where its family's branches part.
-// While a turn runs the entry it writes is on its way: a switcher at its
-// seq waits for it (it comes with the entry, live).
+// WithBranches gives the entries of the user's exchange ex (a window of
+// its log) their controls and the switchers of the places where its
+// family's branches part. While a turn runs the entry it writes is on its
+// way: a switcher at its seq waits for it (it comes with the entry, live).
 func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchange, entries []views.ChatMessage) error {
 	WithControls(entries, ex.ID)
 	switches, err := s.BranchSwitches(ctx, v, ex.ID)
-	if err != nil {
+	if err != nil || len(switches) == 0 {
 		return err
 	}
-	PlaceSwitches(entries, switches, ex.TurnStatus != models.TurnRunning)
+	last := int64(-1) // no switcher on the log's last entry
+	if ex.TurnStatus != models.TurnRunning {
+		if last, err = s.store.LastSeq(ctx, v.UserID, ex.ID); err != nil {
+			return err
+		}
+	}
+	PlaceSwitches(entries, switches, last)
 	return nil
 }
 
@@ -81,40 +87,26 @@ func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64
 	return out, nil
 }
 
-// PlaceSwitches puts each switcher on the entry at its seq; where the log
-// has none there (the other branches go on past this one's end), on the
-// last entry before it when atEnd. It returns the indexes of the entries
-// it changed.
-func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch, atEnd bool) []int {
+// PlaceSwitches puts each switcher on the entry at its seq. One past the
+// log's end (the other branches go on past this one's) goes on its last
+// entry, at seq last (-1: none), when entries hold it. It returns the
+// indexes of the entries it changed.
+func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch, last int64) []int {
 	var changed []int
 	for _, b := range switches {
-		at := -1
-		for i := range entries {
-			if !entries[i].HasSeq || entries[i].Seq > b.Seq {
-				continue
-			}
-			if at < 0 || entries[i].Seq >= entries[at].Seq {
-				at = i
-			}
+		at := b.Seq
+		if b.Seq > last && last >= 0 {
+			at = last
 		}
-		if at >= 0 && (entries[at].Seq == b.Seq || (atEnd && !entries[at].Branch.Shown())) {
-			entries[at].Branch = b
-			changed = append(changed, at)
+		for i := range entries {
+			if e := &entries[i]; e.HasSeq && e.Seq == at && (at == b.Seq || !e.Branch.Shown()) {
+				e.Branch = b
+				changed = append(changed, i)
+				break
+			}
 		}
 	}
 	return changed
-}
-
-// LastSeq is the last seq the entries show (-1: none): what the composer
-// sends as after_seq.
-func LastSeq(entries []views.ChatMessage) int64 {
-	last := int64(-1)
-	for _, e := range entries {
-		if e.HasSeq {
-			last = max(last, e.Seq)
-		}
-	}
-	return last
 }
 
 // familyHeads keeps, of one page of a sidebar list, one exchange per

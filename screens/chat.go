@@ -19,7 +19,14 @@ const HistoryBatch = 20
 // starting after cursor (nil: at the top). A page or job chat, another
 // user's or a missing one: models.ErrNotFound.
 func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.Cursor) (views.ChatScreen, error) {
-	conv, err := s.Conversation(ctx, v, id)
+	return s.ChatWindow(ctx, v, id, cursor, Window{})
+}
+
+// ChatWindow is Chat with the transcript on a window of the log (win): the
+// latest page, a page before a seq, a window around a search hit, or the
+// log as it was at a seq (time travel: read-only, no composer).
+func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *models.Cursor, win Window) (views.ChatScreen, error) {
+	conv, travel, err := s.conversation(ctx, v, id, win)
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
@@ -36,7 +43,8 @@ func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.C
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: LastSeq(conv.Messages)},
+			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq},
+		TimeTravel: travel,
 	}, nil
 }
 
@@ -50,33 +58,11 @@ func (s *Screens) LatestChat(ctx context.Context, userID int64) (int64, error) {
 	return latest[0].ID, nil
 }
 
-// Conversation loads a general exchange and its log for the transcript
-// (id 0: a new chat, empty).
+// Conversation loads a general exchange and the latest page of its log
+// for the transcript (id 0: a new chat, empty).
 func (s *Screens) Conversation(ctx context.Context, v Viewer, id int64) (views.Conversation, error) {
-	if id == 0 {
-		return views.Conversation{}, nil
-	}
-	ex, err := s.GeneralExchange(ctx, v.UserID, id)
-	if err != nil {
-		return views.Conversation{}, err
-	}
-	msgs, err := s.store.Messages(ctx, v.UserID, id, nil)
-	if err != nil {
-		return views.Conversation{}, err
-	}
-	seen, err := s.store.ExchangeAdminViews(ctx, v.UserID, id)
-	if err != nil {
-		return views.Conversation{}, err
-	}
-	conv := views.Conversation{ID: id, Title: ChatTitle(ex), Messages: s.Messages(v, msgs),
-		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus}
-	if len(msgs) > 0 {
-		OfferRetry(v, conv.Messages, ex, msgs[len(msgs)-1].ID)
-	}
-	if err := s.WithBranches(ctx, v, ex, conv.Messages); err != nil {
-		return views.Conversation{}, err
-	}
-	return conv, nil
+	conv, _, err := s.conversation(ctx, v, id, Window{})
+	return conv, err
 }
 
 // OfferRetry gives the error row that ended a failed chat turn its Retry

@@ -369,8 +369,11 @@
     return f ? Number(f.value) || 0 : 0;
   }
 
+  // The transcript may show a window of a long log (a search hit's): the
+  // server says where the log ends, and the socket resumes from there.
   function maxSeq() {
-    let max = -1;
+    const t = document.getElementById("transcript");
+    let max = t && t.dataset.lastSeq !== undefined ? Number(t.dataset.lastSeq) : -1;
     document.querySelectorAll("#transcript [data-seq]").forEach((m) => {
       max = Math.max(max, Number(m.dataset.seq));
     });
@@ -825,8 +828,12 @@
 
   const composerField = (elt) => elt instanceof Element && elt.matches("form[data-composer] textarea[name=query]");
 
+  // The last seq the tab has of the log: the transcript may show a window
+  // of it (a search hit's), whose end the server wrote in data-last-seq;
+  // entries that came live since are in the transcript.
   function lastSeq() {
-    let max = -1;
+    const t = document.getElementById("transcript");
+    let max = t && t.dataset.lastSeq !== undefined ? Number(t.dataset.lastSeq) : -1;
     document.querySelectorAll("#transcript [data-seq]").forEach((m) => {
       max = Math.max(max, Number(m.dataset.seq));
     });
@@ -892,5 +899,48 @@
       e.preventDefault();
       form.remove();
     }
+
+// ---------------------------------------------------------------------------
+// Long transcripts and time travel (branches.templ). A long conversation
+// opens on its latest messages; the sentinel at the top loads older ones
+// when it comes into view (htmx), and this keeps what the person reads where
+// it was while they go in above (or, in a window opened on a search hit,
+// below) it. Time travel's range goes to the message chosen as it moves
+// (without JavaScript its Go button does).
+(function () {
+  const SENTINELS = ["transcript-older", "transcript-newer"];
+  let anchor = null; // {el, top}: a message in view before a page went in
+
+  function inView() {
+    const box = document.getElementById("transcript-scroll");
+    if (!box) return null;
+    const b = box.getBoundingClientRect();
+    const msgs = document.querySelectorAll("#transcript > [id^=msg-]");
+    for (const m of msgs) {
+      const r = m.getBoundingClientRect();
+      if (r.bottom > b.top && r.top < b.bottom) return { el: m, top: r.top, box: box };
+    }
+    return null;
+  }
+
+  document.addEventListener("htmx:beforeSwap", (e) => {
+    const t = e.detail.target;
+    if (t && SENTINELS.includes(t.id)) anchor = inView();
+  });
+
+  function restore() {
+    if (!anchor) return;
+    const a = anchor;
+    anchor = null;
+    if (!document.body.contains(a.el)) return;
+    const moved = a.el.getBoundingClientRect().top - a.top;
+    if (Math.abs(moved) >= 1) a.box.scrollTop += moved;
+  }
+  document.addEventListener("htmx:load", restore);
+  document.addEventListener("htmx:afterSettle", restore);
+
+  document.addEventListener("change", (e) => {
+    const range = e.target instanceof Element && e.target.closest("form[data-time-travel-range] input[type=range]");
+    if (range) range.form.requestSubmit();
   });
 })();

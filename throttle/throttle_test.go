@@ -19,7 +19,7 @@ var (
 	perAddr = throttle.Limit{Name: "addr", Max: 5, Window: 10 * time.Minute}
 )
 
-func take(t *testing.T, m *throttle.Memory, keys ...throttle.Key) time.Duration {
+func take(t *testing.T, m throttle.Throttle, keys ...throttle.Key) time.Duration {
 	t.Helper()
 	wait, err := m.Take(context.Background(), keys...)
 	if err != nil {
@@ -28,9 +28,16 @@ func take(t *testing.T, m *throttle.Memory, keys ...throttle.Key) time.Duration 
 	return wait
 }
 
-func TestMemoryWindow(t *testing.T) {
+// newThrottle makes an empty throttle of one kind on a clock.
+type newThrottle func(t *testing.T, now func() time.Time) throttle.Throttle
+
+func memory(_ *testing.T, now func() time.Time) throttle.Throttle { return throttle.NewMemory(now, 0) }
+
+func TestMemoryWindow(t *testing.T) { testWindow(t, memory) }
+
+func testWindow(t *testing.T, newT newThrottle) {
 	clk := &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
-	m := throttle.NewMemory(clk.now, 0)
+	m := newT(t, clk.now)
 	ann := throttle.Key{Limit: perName, ID: "ann"}
 	for i := range 3 {
 		if w := take(t, m, ann); w != 0 {
@@ -64,9 +71,11 @@ func TestMemoryWindow(t *testing.T) {
 
 // TestMemoryKeysTogether: a refused Take counts nothing against any key, and
 // one key's limit does not touch another's.
-func TestMemoryKeysTogether(t *testing.T) {
+func TestMemoryKeysTogether(t *testing.T) { testKeysTogether(t, memory) }
+
+func testKeysTogether(t *testing.T, newT newThrottle) {
 	clk := &clock{t: time.Now()}
-	m := throttle.NewMemory(clk.now, 0)
+	m := newT(t, clk.now)
 	addr := throttle.Key{Limit: perAddr, ID: "10.0.0.1"}
 	ann := throttle.Key{Limit: perName, ID: "ann"}
 	for range 3 {

@@ -7,6 +7,9 @@ type ChatScreen struct {
 	Sidebar
 	Conversation Conversation
 	Composer     Composer
+	// TimeTravel, when set, shows the conversation as it was at a seq,
+	// read-only: its bar replaces the composer (views/branches.templ).
+	TimeTravel *TimeTravel
 }
 
 // Sidebar is the conversations sidebar: the search box, the pinned
@@ -27,6 +30,14 @@ type Conversation struct {
 	// Notice says why the tab is on this branch now ("You were answering
 	// an earlier point…"); "": nothing to say.
 	Notice string
+	// Older and Newer load the entries before and after the ones shown
+	// (a long log opens on its latest page, or a window around a search
+	// hit); nil at either end of the log.
+	Older, Newer *MoreLink
+	// LastSeq is the seq of the log's last entry (-1: none), which the
+	// transcript may not show (a window): the live connection resumes
+	// after it.
+	LastSeq int64
 }
 
 // Message roles the transcript shows.
@@ -68,6 +79,9 @@ type ChatMessage struct {
 	// SwapOOB renders the entry to replace its copy on the page out of
 	// band (a live update of its switcher).
 	SwapOOB bool
+	// ReadOnly marks an entry shown for reading only (time travel, a
+	// comparison of branches): it offers no controls.
+	ReadOnly bool
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of
@@ -82,7 +96,7 @@ type BranchSwitch struct {
 
 // editable says whether the entry offers its edit (a user message) or
 // its regeneration (a reply): an entry of a live general chat's log.
-func (m ChatMessage) editable() bool { return m.Exchange != 0 && m.HasSeq }
+func (m ChatMessage) editable() bool { return m.Exchange != 0 && m.HasSeq && !m.ReadOnly }
 
 // Shown says whether the entry has a switcher.
 func (b BranchSwitch) Shown() bool { return b.Count > 1 }

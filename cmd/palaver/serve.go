@@ -107,8 +107,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
 	// One count of what each user holds (running turns, live sockets,
-	// streams), shared by the agents and the handlers.
-	slots := agents.NewMemorySlots()
+	// streams), shared by the agents and the handlers, and the sign-in
+	// throttle: in this process on SQLite, in the database on PostgreSQL,
+	// where other processes may share them (shared.go).
+	slots, throttle, closeShared, err := sharedState(ctx, store, sqlDB, log)
+	if err != nil {
+		return err
+	}
+	defer closeShared()
 	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs})
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
@@ -123,6 +129,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Sessions: handlers.NewSessions(sqlDB, store.Dialect(), *secure, 10*time.Minute),
 		Agents:   svc,
 		Slots:    slots,
+		Throttle: throttle,
 		Assets:   assets,
 		Logger:   log,
 		Config:   handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies},

@@ -59,6 +59,7 @@ var figures = []struct {
 	{"disk", diskFigures},
 	{"append", appendFigures},
 	{"fork", forkFigures},
+	{"open", openFigures},
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
 	{"search", searchFigures},
