@@ -899,6 +899,8 @@
       e.preventDefault();
       form.remove();
     }
+  });
+})();
 
 // ---------------------------------------------------------------------------
 // Long transcripts and time travel (branches.templ). A long conversation
