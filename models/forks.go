@@ -192,13 +192,18 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 			octet_length(content) + COALESCE(octet_length(agent_response), 0) + COALESCE(octet_length(tool), 0)
 		), 0) FROM messages WHERE exchange_id = ?)`, []any{ex.ID}
 	}
-	args = append(args, ex.ID, RoleUser, ex.ID)
+	// The history's first turn and latest reply (migration 00011), which
+	// the insert trigger leaves out for copies too: three index seeks.
+	args = append(args, ex.ID, RoleUser, ex.ID, RoleUser, ex.ID, RoleAssistant, ex.ID, RoleAssistant, ex.ID)
 	if err := tx.Exec(`UPDATE exchanges SET stored_bytes = `+bytes+`,
-			turn_count = (SELECT COUNT(*) FROM messages WHERE exchange_id = ? AND role = ?)
+			turn_count = (SELECT COUNT(*) FROM messages WHERE exchange_id = ? AND role = ?),
+			first_query_id = (SELECT MIN(id) FROM messages WHERE exchange_id = ? AND role = ?),
+			first_reply_id = (SELECT MIN(id) FROM messages WHERE exchange_id = ? AND role = ?),
+			last_reply_id = (SELECT MAX(id) FROM messages WHERE exchange_id = ? AND role = ?)
 		WHERE id = ?`, args...).Error; err != nil {
 		return nil, err
 	}
-	if err := tx.Select("turn_count", "stored_bytes").Take(ex, ex.ID).Error; err != nil {
+	if err := tx.Select("turn_count", "stored_bytes", "first_query_id", "first_reply_id", "last_reply_id").Take(ex, ex.ID).Error; err != nil {
 		return nil, err
 	}
 	return ex, nil
