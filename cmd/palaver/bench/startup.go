@@ -90,4 +90,3 @@ func (e *env) startServe(ctx context.Context) (time.Duration, error) {
 		}
 	}
 }
-
