@@ -29,7 +29,8 @@ type Store interface {
 	StartTurn(ctx context.Context, t models.TurnStart) (*models.Exchange, *models.Message, error)
 	RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]models.Message, error)
 	Heartbeat(ctx context.Context, exchangeID int64, owner string) error
-	FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) error
+	FinishTurnHeader(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) (*models.Exchange, error)
+	ExchangeScope(ctx context.Context, userID, id int64) (string, error)
 	FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*models.Message, error)
 	AppendEntry(ctx context.Context, exchangeID int64, owner string, m *models.Message) (*models.Message, error)
 	RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*models.Exchange, *models.Message, error)
@@ -267,15 +268,15 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 			start.ExchangeID = ex.ID
 		}
 	} else if req.ExchangeID != 0 {
-		ex, err := s.store.Exchange(ctx, req.UserID, req.ExchangeID)
+		scope, err := s.store.ExchangeScope(ctx, req.UserID, req.ExchangeID)
 		if err != nil {
 			return nil, err
 		}
-		if ex.Scope == models.ScopeSubRun {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", ex.ID)}
+		if scope == models.ScopeSubRun {
+			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", req.ExchangeID)}
 		}
-		if ex.Scope != models.ScopeGeneral {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", ex.ID, ex.Scope, scopeKey(ex.Scope))}
+		if scope != models.ScopeGeneral {
+			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", req.ExchangeID, scope, scopeKey(scope))}
 		}
 	}
 	if req.JobID == nil && start.ExchangeID != 0 {

@@ -37,6 +37,15 @@ func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, erro
 	return &e, wrap("exchange", err)
 }
 
+// ExchangeScope is the scope of one of the user's exchanges: what a turn
+// checks before it starts, without reading (and parsing) the whole header.
+func (s *Store) ExchangeScope(ctx context.Context, userID, id int64) (string, error) {
+	var scope string
+	err := s.db.WithContext(ctx).Model(&Exchange{}).Select("scope").
+		Where("id = ? AND user_id = ?", id, userID).Take(&scope).Error
+	return scope, wrap("exchange", err)
+}
+
 // JobExchange loads the user's exchange about a job.
 func (s *Store) JobExchange(ctx context.Context, userID int64, jobID string) (*Exchange, error) {
 	var e Exchange

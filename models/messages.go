@@ -70,10 +70,10 @@ func (s *Store) MessagesBefore(ctx context.Context, userID, exchangeID int64, be
 // RecentContext returns the last limit entries of the log (no error rows) in
 // order: an agent's context, bounded so a turn's cost does not grow with the
 // conversation. Only what an agent reads is loaded: id, seq, role, content,
-// tool fields and time (not the stored agent responses, nor feedback).
+// tool fields (not the time, the stored agent responses, nor feedback).
 func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]Message, error) {
 	var msgs []Message
-	err := s.db.WithContext(ctx).Select("id, exchange_id, seq, role, content, tool, created_at").
+	err := s.db.WithContext(ctx).Select("id, exchange_id, seq, role, content, tool").
 		Where("exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND seq IS NOT NULL", exchangeID, userID).
 		Order("seq DESC").Limit(limit).Find(&msgs).Error
 	slices.Reverse(msgs)
