@@ -375,29 +375,39 @@ func (s *Service) fail(ctx context.Context, res *TurnResult, cause error) (*Turn
 
 // heartbeat renews the lease on the exchange until the returned func is
 // called; if the lease turns out to be lost (another process judged this
-// one dead and failed the turn), it calls lost.
+// one dead and failed the turn), it calls lost. It is a timer, not a
+// goroutine: most turns end before the first beat, and a goroutine per
+// turn, started and woken to stop, cost each turn two trips through the
+// scheduler.
 func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(s.opts.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := s.store.Heartbeat(ctx, exchangeID, s.owner)
-				if errors.Is(err, models.ErrLeaseLost) {
-					lost()
-					return
-				}
-				if err != nil {
-					s.opts.Logger.Warn("turn heartbeat", "exchange", exchangeID, "err", err)
-				}
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	beat := func() {
+		if ctx.Err() != nil {
+			return
 		}
-	}()
-	return func() { close(done) }
+		err := s.store.Heartbeat(ctx, exchangeID, s.owner)
+		if errors.Is(err, models.ErrLeaseLost) {
+			lost()
+			return
+		}
+		if err != nil {
+			s.opts.Logger.Warn("turn heartbeat", "exchange", exchangeID, "err", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t.Reset(s.opts.Heartbeat)
+		}
+	}
+	mu.Lock()
+	t = time.AfterFunc(s.opts.Heartbeat, beat)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
