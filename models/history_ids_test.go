@@ -204,3 +204,33 @@ func TestHistoryIDsMigration(t *testing.T) {
 		wantSummariesRight(t, s, userID, "after the migration")
 	})
 }
+
+// TestRecentContextKeepsToolFields: the agent's context, which RecentContext
+// scans by hand, carries a tool entry's fields as stored, in log order.
+func TestRecentContextKeepsToolFields(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		ex, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "look it up"})
+		call := &ToolFields{CallID: "call_7", Name: "search_chats", Arguments: map[string]any{"query": "zebras"}}
+		if _, err := s.AppendEntry(ctx, ex.ID, *ex.TurnOwner, &Message{Role: RoleToolCall, Content: "", Tool: call}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishTurn(ctx, ex.ID, *ex.TurnOwner, assistant("found")); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RecentContext(ctx, ann.ID, ex.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0].Role != RoleUser || got[1].Role != RoleToolCall || got[2].Role != RoleAssistant {
+			t.Fatalf("context %v", contents(got))
+		}
+		if tool := got[1].Tool; tool == nil || tool.CallID != "call_7" || tool.Name != "search_chats" || tool.Arguments["query"] != "zebras" {
+			t.Fatalf("tool entry %+v", got[1].Tool)
+		}
+		if got[0].Tool != nil || got[2].Tool != nil || *got[2].Seq != 2 || got[2].ExchangeID != ex.ID {
+			t.Fatalf("plain entries %+v / %+v", got[0], got[2])
+		}
+	})
+}
