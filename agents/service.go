@@ -387,6 +387,7 @@ func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) 
 		if ctx.Err() != nil {
 			return
 		}
+		started := time.Now()
 		err := s.store.Heartbeat(ctx, exchangeID, s.owner)
 		if errors.Is(err, models.ErrLeaseLost) {
 			lost()
@@ -397,8 +398,8 @@ func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) 
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !stopped {
-			t.Reset(s.opts.Heartbeat)
+		if !stopped { // the next beat a period after this one began, as a ticker's
+			t.Reset(max(s.opts.Heartbeat-time.Since(started), 0))
 		}
 	}
 	mu.Lock()
