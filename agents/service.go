@@ -29,7 +29,8 @@ type Store interface {
 	StartTurn(ctx context.Context, t models.TurnStart) (*models.Exchange, *models.Message, error)
 	RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]models.Message, error)
 	Heartbeat(ctx context.Context, exchangeID int64, owner string) error
-	FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) error
+	FinishTurnHeader(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) (*models.Exchange, error)
+	ExchangeScope(ctx context.Context, userID, id int64) (string, error)
 	FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*models.Message, error)
 	AppendEntry(ctx context.Context, exchangeID int64, owner string, m *models.Message) (*models.Message, error)
 	RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*models.Exchange, *models.Message, error)
@@ -267,15 +268,15 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 			start.ExchangeID = ex.ID
 		}
 	} else if req.ExchangeID != 0 {
-		ex, err := s.store.Exchange(ctx, req.UserID, req.ExchangeID)
+		scope, err := s.store.ExchangeScope(ctx, req.UserID, req.ExchangeID)
 		if err != nil {
 			return nil, err
 		}
-		if ex.Scope == models.ScopeSubRun {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", ex.ID)}
+		if scope == models.ScopeSubRun {
+			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", req.ExchangeID)}
 		}
-		if ex.Scope != models.ScopeGeneral {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", ex.ID, ex.Scope, scopeKey(ex.Scope))}
+		if scope != models.ScopeGeneral {
+			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", req.ExchangeID, scope, scopeKey(scope))}
 		}
 	}
 	if req.JobID == nil && start.ExchangeID != 0 {
@@ -405,29 +406,40 @@ func (s *Service) recordFailure(ctx context.Context, exchangeID int64, reason st
 
 // heartbeat renews the lease on the exchange until the returned func is
 // called; if the lease turns out to be lost (another process judged this
-// one dead and failed the turn), it calls lost.
+// one dead and failed the turn), it calls lost. It is a timer, not a
+// goroutine: most turns end before the first beat, and a goroutine per
+// turn, started and woken to stop, cost each turn two trips through the
+// scheduler.
 func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(s.opts.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := s.store.Heartbeat(ctx, exchangeID, s.owner)
-				if errors.Is(err, models.ErrLeaseLost) {
-					lost()
-					return
-				}
-				if err != nil {
-					s.opts.Logger.Warn("turn heartbeat", "exchange", exchangeID, "err", err)
-				}
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	beat := func() {
+		if ctx.Err() != nil {
+			return
 		}
-	}()
-	return func() { close(done) }
+		started := time.Now()
+		err := s.store.Heartbeat(ctx, exchangeID, s.owner)
+		if errors.Is(err, models.ErrLeaseLost) {
+			lost()
+			return
+		}
+		if err != nil {
+			s.opts.Logger.Warn("turn heartbeat", "exchange", exchangeID, "err", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped { // the next beat a period after this one began, as a ticker's
+			t.Reset(max(s.opts.Heartbeat-time.Since(started), 0))
+		}
+	}
+	mu.Lock()
+	t = time.AfterFunc(s.opts.Heartbeat, beat)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }

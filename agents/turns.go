@@ -22,6 +22,7 @@ type Turn struct {
 	done     chan struct{}
 	res      *TurnResult
 	err      error
+	header   *models.Exchange // the header as the reply's commit left it, for the outcome's events
 }
 
 // Wait returns the turn's outcome once it is committed, or ctx's error.
@@ -155,7 +156,7 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		end := outcome(t.res, t.err)
 		s.opts.Observer.TurnEnded(end, time.Since(started))
 		in.log.Info("turn ended", "exchange", ex.ID, "outcome", end, "took", time.Since(started))
-		s.publishOutcome(ex, t.res)
+		s.publishOutcome(ex, t.header, t.res)
 		if t.err == nil {
 			s.titleFor(ex, query, t.res)
 		}
@@ -228,12 +229,14 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	agentType := resp.AgentType
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
 	reply.EditMode = s.proposalMode(resp, page, ex.ID)
-	if err := s.store.FinishTurn(db, ex.ID, s.owner, reply); err != nil {
+	header, err := s.store.FinishTurnHeader(db, ex.ID, s.owner, reply)
+	if err != nil {
 		if models.Unavailable(err) { // the reply is lost with the connection: an error row once the database is back
 			return s.fail(db, res, err)
 		}
 		return nil, err
 	}
+	t.header = header
 	res.Reply = reply
 	return res, nil
 }
@@ -396,10 +399,12 @@ func (s *Service) publishTurn(ex *models.Exchange) {
 }
 
 // publishOutcome announces a finished turn: its reply (or error row) and the
-// exchange's header as it now stands.
-func (s *Service) publishOutcome(ex *models.Exchange, res *TurnResult) {
-	ctx := context.Background()
-	if fresh, err := s.store.Exchange(ctx, ex.UserID, ex.ID); err == nil {
+// exchange's header as it now stands: header, when the reply's commit
+// returned it, else read again.
+func (s *Service) publishOutcome(ex, header *models.Exchange, res *TurnResult) {
+	if header != nil {
+		ex = header
+	} else if fresh, err := s.store.Exchange(context.Background(), ex.UserID, ex.ID); err == nil {
 		ex = fresh
 	}
 	if res != nil && res.Reply != nil {

@@ -2,8 +2,12 @@ package models
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"gorm.io/gorm"
@@ -11,31 +15,43 @@ import (
 
 // Group commit. SQLite has one writer at a time, and with synchronous=FULL
 // every commit waits for the disk. The turn writes (a user message, a reply,
-// a tool entry, a failure, a heartbeat) therefore go through one committer
-// goroutine: it takes every write that is waiting, runs them one after the
-// other in one transaction and commits them together, so concurrent turns
-// share one sync instead of queueing for one each. A lone write is committed
-// at once: nothing waits for company. Each write keeps its own outcome: when
-// one fails, the group runs again with a savepoint per write, so that only
-// the failing one is undone (commit). A failed commit fails the whole group.
+// a tool entry, a failure, a heartbeat) therefore share commits: each write
+// joins a list of pending writes, and whoever finds no commit under way
+// leads: it takes every write that is pending, runs them one after the
+// other in one transaction and commits them together, then hands the lead
+// on. Writes that arrive while a group commits wait, and the next leader
+// (one of them) commits them all together: concurrent turns share one sync
+// instead of queueing for one each. A lone write is committed at once, by
+// its own goroutine: nothing waits for company, and no other goroutine is
+// woken for it (a turn's commits used to hop to a committer goroutine and
+// back, and database/sql starts a goroutine per transaction; on a busy
+// machine each hop waits for a CPU). The leader writes on a connection kept
+// for the group commit, with plain BEGIN IMMEDIATE and COMMIT.
+//
+// Each write keeps its own outcome: when one fails, the group runs again
+// with a savepoint per write, so that only the failing one is undone
+// (commit). A failed commit fails the whole group. A write must not open a
+// transaction of its own (tx.Transaction): it runs inside the group's.
 // PostgreSQL runs concurrent writers itself and writes directly.
 
 // groupLimit bounds how many writes share one commit.
 const groupLimit = 64
 
-// write is one write waiting for the committer.
+// write is one write waiting for its group's commit.
 type write struct {
 	ctx  context.Context
 	fn   func(tx *gorm.DB) error
 	done chan error
 }
 
-// committer is the goroutine that runs grouped writes.
+// committer runs grouped writes.
 type committer struct {
 	db      *gorm.DB
-	queue   chan *write
-	closed  chan struct{} // Close was called
-	stopped chan struct{} // run has returned: nothing more is committed
+	mu      sync.Mutex // guards pending and closed
+	pending []*write
+	closed  bool
+	lead    chan struct{} // holds a token while a leader commits (capacity 1)
+	conn    *sql.Conn     // the leaders' connection, opened by the first
 	groups  atomic.Int64  // transactions committed or rolled back (each attempt), for the tests
 	onGroup func(writes int)
 }
@@ -44,9 +60,7 @@ func newCommitter(db *gorm.DB, onGroup func(writes int)) *committer {
 	if onGroup == nil {
 		onGroup = func(int) {}
 	}
-	c := &committer{db: db, queue: make(chan *write, groupLimit), closed: make(chan struct{}), stopped: make(chan struct{}), onGroup: onGroup}
-	go c.run()
-	return c
+	return &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup}
 }
 
 // transact runs fn in a transaction: on SQLite in the next group commit, on
@@ -55,51 +69,60 @@ func (s *Store) transact(ctx context.Context, fn func(tx *gorm.DB) error) error 
 	if s.group == nil {
 		return s.db.WithContext(ctx).Transaction(fn)
 	}
+	return s.group.transact(ctx, fn)
+}
+
+func (c *committer) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case s.group.queue <- w:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.group.closed:
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
 		return errStoreClosed
+	case ctx.Err() != nil:
+		c.mu.Unlock()
+		return ctx.Err()
 	}
-	// Once queued, the write's outcome is waited for even if ctx ends: the
-	// caller must know whether it was committed.
+	c.pending = append(c.pending, w)
+	c.mu.Unlock()
+	// Once pending, the write's outcome is waited for even if ctx ends: the
+	// caller must know whether it was committed. Either a leader commits it
+	// (done), or this goroutine takes the lead and commits it itself.
 	select {
 	case err := <-w.done:
 		return err
-	case <-s.group.stopped:
-		select {
-		case err := <-w.done:
-			return err
-		default:
-			return errStoreClosed
-		}
+	case c.lead <- struct{}{}:
 	}
-}
-
-func (c *committer) run() {
-	defer close(c.stopped)
 	for {
-		var first *write
-		select {
-		case first = <-c.queue:
-		case <-c.closed:
-			return
-		}
-		group := []*write{first}
-	gather:
-		for len(group) < groupLimit {
-			select {
-			case w := <-c.queue:
-				group = append(group, w)
-			default:
-				break gather
-			}
+		group := c.take()
+		if len(group) == 0 {
+			break // committed by the leader before
 		}
 		c.commit(group)
 		c.onGroup(len(group))
+		if slices.Contains(group, w) {
+			break
+		}
 	}
+	<-c.lead
+	return <-w.done
+}
+
+// take removes up to groupLimit pending writes, oldest first.
+func (c *committer) take() []*write {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.pending), groupLimit)
+	group := slices.Clone(c.pending[:n])
+	c.pending = slices.Delete(c.pending, 0, n)
+	return group
+}
+
+// queued counts the writes waiting for a leader (for the tests).
+func (c *committer) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
 }
 
 // commit runs a group of writes in one transaction and reports to each.
@@ -107,7 +130,7 @@ func (c *committer) run() {
 // attempt is rolled back and the group runs again with each write in a
 // savepoint of its own, so that only the failing one is undone. (Failures
 // are rare: a send while a turn runs, a lost lease. Savepoints cost a
-// quarter of the committer's time, so they are only paid for then.)
+// quarter of the commit's time, so they are only paid for then.)
 func (c *committer) commit(group []*write) {
 	errs := make([]error, len(group))
 	if !c.attempt(group, errs, false) && len(group) > 1 {
@@ -118,15 +141,41 @@ func (c *committer) commit(group []*write) {
 	}
 }
 
+// exec runs one statement of the group's own on the leaders' connection.
+func (c *committer) exec(query string) error {
+	_, err := c.conn.ExecContext(context.Background(), query)
+	return err
+}
+
+// begin opens the group's transaction, and the leaders' connection first
+// if need be, and returns the session the writes run in.
+func (c *committer) begin() (*gorm.DB, error) {
+	if c.conn == nil {
+		sqlDB, err := c.db.DB()
+		if err != nil {
+			return nil, err
+		}
+		if c.conn, err = sqlDB.Conn(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+		return nil, err
+	}
+	tx := c.db.Session(&gorm.Session{NewDB: true, Context: context.Background()})
+	tx.Statement.ConnPool = c.conn
+	return tx, nil
+}
+
 // attempt runs the group in one transaction and sets errs. Without
 // savepoints, the first write that fails rolls everything back and attempt
 // says false (errs then holds only that failure, which is the outcome of a
 // lone write); with a savepoint per write, a failing write is undone alone
 // and the others are committed.
 func (c *committer) attempt(group []*write, errs []error, savepoints bool) bool {
-	tx := c.db.Begin()
-	if tx.Error != nil {
-		fill(errs, tx.Error)
+	tx, err := c.begin()
+	if err != nil {
+		fill(errs, err)
 		return true
 	}
 	applied := 0
@@ -136,35 +185,53 @@ func (c *committer) attempt(group []*write, errs []error, savepoints bool) bool 
 		}
 		// The write runs to its end whatever becomes of its context: a
 		// statement cut short would leave its savepoint unrolled.
-		fn := w.fn
-		if savepoints {
-			fn = func(tx *gorm.DB) error { return tx.Transaction(w.fn) }
-		}
-		if errs[i] = apply(tx, fn); errs[i] != nil {
-			if !savepoints {
-				tx.Rollback()
+		if !savepoints {
+			if errs[i] = apply(tx, w.fn); errs[i] != nil {
+				c.rollback()
 				c.groups.Add(1)
 				return false
 			}
+			applied++
 			continue
 		}
-		applied++
+		if errs[i] = c.exec("SAVEPOINT group_write"); errs[i] != nil {
+			continue
+		}
+		if errs[i] = apply(tx, w.fn); errs[i] != nil {
+			if err := c.exec("ROLLBACK TO group_write"); err != nil {
+				errs[i] = errors.Join(errs[i], err)
+			}
+		} else {
+			applied++
+		}
+		if err := c.exec("RELEASE group_write"); err != nil && errs[i] == nil {
+			errs[i] = err
+		}
 	}
-	c.end(tx, applied, errs)
+	c.end(applied, errs)
 	return true
+}
+
+// rollback ends the group's transaction, undoing it. A connection left
+// inside a transaction would fail every later group: it is dropped then.
+func (c *committer) rollback() {
+	if err := c.exec("ROLLBACK"); err != nil {
+		_ = c.conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = c.conn.Close()
+		c.conn = nil
+	}
 }
 
 // end commits what was applied (or rolls back when nothing was) and gives
 // a failed commit to every write that had succeeded.
-func (c *committer) end(tx *gorm.DB, applied int, errs []error) {
+func (c *committer) end(applied int, errs []error) {
 	c.groups.Add(1)
-	var err error
 	if applied == 0 {
-		err = tx.Rollback().Error
-	} else {
-		err = tx.Commit().Error
+		c.rollback()
+		return
 	}
-	if err != nil {
+	if err := c.exec("COMMIT"); err != nil {
+		c.rollback()
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
@@ -180,7 +247,8 @@ func fill(errs []error, err error) {
 }
 
 // apply runs fn, turning a panic into an error so that one bad write cannot
-// stop the committer (its savepoint is rolled back by gorm on the way).
+// stop the group commit (its statements are rolled back with the group or
+// its savepoint).
 func apply(tx *gorm.DB, fn func(tx *gorm.DB) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -193,8 +261,23 @@ func apply(tx *gorm.DB, fn func(tx *gorm.DB) error) (err error) {
 // errStoreClosed is a write sent after the store was closed.
 var errStoreClosed = errors.New("the store is closed")
 
-// close stops the committer once the group being committed is done.
+// close waits for the group being committed, fails the writes still
+// pending and keeps the lead: nothing more is committed.
 func (c *committer) close() {
-	close(c.closed)
-	<-c.stopped
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.lead <- struct{}{}
+	for _, w := range c.take() {
+		w.done <- errStoreClosed
+	}
+	for c.queued() > 0 { // more than groupLimit were pending
+		for _, w := range c.take() {
+			w.done <- errStoreClosed
+		}
+	}
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
 }

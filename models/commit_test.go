@@ -35,9 +35,9 @@ func holdCommitter(t *testing.T, s *Store) (release func()) {
 // waitQueued waits until n writes are queued behind the one being committed.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); len(s.group.queue) < n; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); s.group.queued() < n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d writes queued, want %d", len(s.group.queue), n)
+			t.Fatalf("%d writes queued, want %d", s.group.queued(), n)
 		}
 	}
 }

@@ -37,6 +37,15 @@ func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, erro
 	return &e, wrap("exchange", err)
 }
 
+// ExchangeScope is the scope of one of the user's exchanges: what a turn
+// checks before it starts, without reading (and parsing) the whole header.
+func (s *Store) ExchangeScope(ctx context.Context, userID, id int64) (string, error) {
+	var scope string
+	err := s.db.WithContext(ctx).Model(&Exchange{}).Select("scope").
+		Where("id = ? AND user_id = ?", id, userID).Take(&scope).Error
+	return scope, wrap("exchange", err)
+}
+
 // JobExchange loads the user's exchange about a job.
 func (s *Store) JobExchange(ctx context.Context, userID int64, jobID string) (*Exchange, error) {
 	var e Exchange
@@ -82,49 +91,53 @@ func (s *Store) Summary(ctx context.Context, userID, id int64) (*ExchangeSummary
 }
 
 // summarize adds to each exchange its first turn and latest rating, in one
-// query whatever their number.
+// query whatever their number: the exchange's row names those messages
+// (migration 00011), so the query is one primary-key read per message.
 func (s *Store) summarize(ctx context.Context, exs []Exchange) ([]ExchangeSummary, error) {
-	db := s.db.WithContext(ctx)
 	out := make([]ExchangeSummary, len(exs))
-	if len(exs) == 0 {
-		return out, nil
-	}
-	ids := make([]int64, len(exs))
-	index := make(map[int64]*ExchangeSummary, len(exs))
+	ids := make([]int64, 0, 3*len(exs))
 	for i := range exs {
 		out[i].Exchange = exs[i]
-		ids[i] = exs[i].ID
-		index[exs[i].ID] = &out[i]
+		for _, id := range []*int64{exs[i].FirstQueryID, exs[i].FirstReplyID, exs[i].LastReplyID} {
+			if id != nil {
+				ids = append(ids, *id)
+			}
+		}
 	}
-	// The first user and first assistant message of each exchange, and its
-	// latest assistant message (for the rating), through the role index.
-	// One IN over a UNION, not two INs joined by OR: PostgreSQL runs the OR
-	// as a filter over every message in the table (a history page took
-	// time in proportion to all users' messages), the UNION as lookups of
-	// the ids found.
+	if len(ids) == 0 {
+		return out, nil
+	}
 	var msgs []Message
-	err := db.Select("id, exchange_id, role, content, agent_response, feedback").
-		Where(`id IN (SELECT MIN(id) FROM messages WHERE exchange_id IN ? AND role IN ('user', 'assistant') GROUP BY exchange_id, role
-			UNION ALL SELECT MAX(id) FROM messages WHERE exchange_id IN ? AND role = 'assistant' GROUP BY exchange_id)`, ids, ids).
-		Order("id").Find(&msgs).Error
+	err := s.db.WithContext(ctx).Select("id, role, content, agent_response, feedback").
+		Where("id IN ?", ids).Find(&msgs).Error
 	if err != nil {
 		return nil, wrap("list exchanges: first turns", err)
 	}
-	seenAssistant := map[int64]bool{}
-	for _, m := range msgs {
-		sum := index[m.ExchangeID]
-		switch {
-		case m.Role == RoleUser:
+	byID := make(map[int64]*Message, len(msgs))
+	for i := range msgs {
+		byID[msgs[i].ID] = &msgs[i]
+	}
+	for i := range out {
+		sum := &out[i]
+		if m := messageAt(byID, sum.FirstQueryID); m != nil {
 			sum.Query = m.Content
-		case !seenAssistant[m.ExchangeID]:
-			seenAssistant[m.ExchangeID] = true
+		}
+		if m := messageAt(byID, sum.FirstReplyID); m != nil {
 			sum.Response, sum.AgentResponse = m.Content, m.AgentResponse
+		}
+		if m := messageAt(byID, sum.LastReplyID); m != nil {
 			sum.Feedback = m.Feedback
-		default:
-			sum.Feedback = m.Feedback // ordered by id: the latest reply wins
 		}
 	}
 	return out, nil
+}
+
+// messageAt is the message id names among byID, or nil.
+func messageAt(byID map[int64]*Message, id *int64) *Message {
+	if id == nil {
+		return nil
+	}
+	return byID[*id]
 }
 
 // RenameExchange sets an exchange's title.

@@ -118,6 +118,13 @@ type Exchange struct {
 	// StoredBytes is what the log stores (content, agent_response and tool
 	// JSON, in UTF-8 bytes), kept by database triggers: read-only here.
 	StoredBytes int64 `gorm:"->;not null"`
+	// FirstQueryID, FirstReplyID and LastReplyID name the log's first user
+	// message, first reply and latest reply, which the history lists show
+	// (migration 00011): kept by database triggers and the fork's copy,
+	// read-only here.
+	FirstQueryID *int64 `gorm:"->"`
+	FirstReplyID *int64 `gorm:"->"`
+	LastReplyID  *int64 `gorm:"->"`
 }
 
 // Message is one entry of an exchange's log. Seq is nil for error rows.

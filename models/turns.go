@@ -112,18 +112,41 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 // FinishTurn appends the turn's final entries and releases the lease. It
 // fails with ErrLeaseLost, writing nothing, if owner no longer holds it.
 func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) error {
+	_, err := s.FinishTurnHeader(ctx, exchangeID, owner, entries...)
+	return err
+}
+
+// FinishTurnHeader is FinishTurn, returning the exchange's header as the
+// commit left it (read in the same transaction: no second query).
+func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner string, entries ...*Message) (*Exchange, error) {
+	var ex Exchange
 	err := s.transact(ctx, func(tx *gorm.DB) error {
-		if err := release(tx, exchangeID, owner, TurnIdle, nil); err != nil {
-			return err
-		}
+		ex = Exchange{} // a group commit may run this again
 		for _, m := range entries {
 			if _, err := appendEntry(tx, exchangeID, m); err != nil {
 				return err
 			}
 		}
+		// The lease is released last, with RETURNING: the header then
+		// holds what the entries' triggers wrote. A lost lease fails the
+		// whole write, entries included.
+		res := tx.Model(&ex).Clauses(clause.Returning{}).
+			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
+			Updates(map[string]any{
+				"turn_status": TurnIdle, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
+			})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
 		return nil
 	})
-	return wrap("finish turn", err)
+	if err != nil {
+		return nil, wrap("finish turn", err)
+	}
+	return &ex, nil
 }
 
 // FailTurn records why a turn failed as an error row (outside the log: seq

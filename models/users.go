@@ -149,7 +149,9 @@ const apiKeyTouchEvery = time.Minute
 
 // UserByAPIKey finds the owner of a key by its hash and notes its use, at
 // most once per apiKeyTouchEvery: the condition is in the UPDATE, so that
-// concurrent calls with one key write once, not once each.
+// concurrent calls with one key write once, not once each. A key noted
+// recently is not even asked: on SQLite an UPDATE takes the write lock
+// whether or not a row matches, and would queue behind the turns' commits.
 func (s *Store) UserByAPIKey(ctx context.Context, keyHash string) (*User, error) {
 	var k APIKey
 	db := s.db.WithContext(ctx)
@@ -157,11 +159,13 @@ func (s *Store) UserByAPIKey(ctx context.Context, keyHash string) (*User, error)
 		return nil, wrap("user by api key", err)
 	}
 	t := now()
-	err := db.Model(&APIKey{}).
-		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", k.ID, t.Add(-apiKeyTouchEvery)).
-		Update("last_used_at", t).Error
-	if err != nil {
-		return nil, fmt.Errorf("user by api key: touch: %w", err)
+	if k.LastUsedAt == nil || k.LastUsedAt.Before(t.Add(-apiKeyTouchEvery)) {
+		err := db.Model(&APIKey{}).
+			Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", k.ID, t.Add(-apiKeyTouchEvery)).
+			Update("last_used_at", t).Error
+		if err != nil {
+			return nil, fmt.Errorf("user by api key: touch: %w", err)
+		}
 	}
 	return s.UserByID(ctx, k.UserID)
 }

@@ -36,5 +36,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return bench.Run(ctx, stdout, *dbDir, size)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench: where is the palaver binary: %w", err)
+	}
+	return bench.Run(ctx, stdout, *dbDir, size, exe)
 }

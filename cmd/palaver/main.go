@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"palaver/cmd/palaver/bench"
 )
 
 func main() {
@@ -81,6 +83,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return importCmd(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, rest, stdout, stderr)
+	case "bench-clients": // the bench's own: its API clients in a process apart
+		return bench.Clients(os.Stdin, stdout)
 	case "user":
 		if len(rest) == 0 {
 			return fmt.Errorf("%w: user needs a subcommand: add or key", errUsage)

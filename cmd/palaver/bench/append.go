@@ -16,8 +16,8 @@ func appendFigures(ctx context.Context, e *env, r report) error {
 	if err != nil {
 		return err
 	}
-	r.line("append_p50_ms_small", ms(small), "")
-	r.line("append_p50_ms_big", ms(big), "")
+	r.line("append_p50_ms_small", ms(small), "≤ 1.0")
+	r.line("append_p50_ms_big", ms(big), "≤ 1.3 × append_p50_ms_small")
 	r.line("append_ratio", float64(big)/float64(small), "≤ 1.3")
 	return nil
 }

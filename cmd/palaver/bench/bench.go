@@ -51,7 +51,7 @@ type figure func(ctx context.Context, e *env, r report) error
 // figures run in this order: the disk's own cost first (the yardstick for
 // comparing machines), then the cheap ones, the seeding of the big
 // history table after the turns (so they meet a small database), the
-// search over that history, the sockets last.
+// search over that history, a server started on it, the sockets last.
 var figures = []struct {
 	name string
 	run  figure
@@ -63,13 +63,17 @@ var figures = []struct {
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
 	{"search", searchFigures},
+	{"startup", startupFigures},
 	{"fanout", fanoutFigures},
 	{"websocket rss", rssFigures},
 }
 
 // Run seeds a database in a temporary folder under dbDir, serves it and
-// prints every figure to stdout, one a line.
-func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size) error {
+// prints every figure to stdout, one a line. palaver is the palaver binary,
+// which the bench starts as a process of its own for startup_ms and for the
+// throughput figures' clients (so that cpu_us_per_turn is the server's
+// alone); "" (a test) runs the clients in this process and skips startup_ms.
+func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size, palaver string) error {
 	fmt.Fprintf(stdout, "# palaver bench: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, %d turns from %d clients, history %d exchanges / %d messages, fanout %d sockets x %d rounds, %d idle sockets\n",
 		size.AppendBig, size.AppendSmall, size.Turns, size.Clients, size.HistExchanges, size.HistMessages, size.FanoutClients, size.FanoutRounds, size.IdleSockets)
@@ -82,6 +86,7 @@ func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size) error {
 	if err != nil {
 		return err
 	}
+	e.palaver = palaver
 	defer e.close()
 	for _, f := range figures {
 		if err := f.run(ctx, e, report{stdout}); err != nil {
@@ -95,6 +100,8 @@ func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size) error {
 // clients' credentials.
 type env struct {
 	size    Size
+	path    string // the database file
+	palaver string // the palaver binary, or "" (Run)
 	store   *models.Store
 	raw     *sql.DB // a second pool on the same file, same SQLite settings
 	svc     *agents.Service
@@ -125,7 +132,7 @@ func (e *env) vocabulary() []string {
 // start opens and migrates the database at path, serves the app on a
 // loopback listener and signs the bench user up.
 func start(ctx context.Context, path string, size Size) (_ *env, err error) {
-	e := &env{size: size}
+	e := &env{size: size, path: path}
 	defer func() {
 		if err != nil {
 			e.close()

@@ -20,7 +20,7 @@ func TestBenchPrintsEveryFigure(t *testing.T) {
 		IdleSockets: 3,
 	}
 	var out bytes.Buffer
-	if err := Run(context.Background(), &out, t.TempDir(), tiny); err != nil {
+	if err := Run(context.Background(), &out, t.TempDir(), tiny, ""); err != nil {
 		t.Fatalf("bench: %v\n%s", err, out.String())
 	}
 	figures := map[string]float64{}
@@ -39,7 +39,7 @@ func TestBenchPrintsEveryFigure(t *testing.T) {
 		}
 		figures[name] = v
 	}
-	for _, name := range []string{"raw_commit_p50_ms", "throughput_ratio_one_writer", "cpu_us_per_turn", "append_ratio", "fork_p50_ms", "open_big_p50_ms", "open_big_kb", "turns_per_s", "raw_rows_per_s", "throughput_ratio", "raw_rows_per_s_one_writer",
+	for _, name := range []string{"raw_commit_p50_ms", "throughput_ratio_one_writer", "cpu_us_per_turn", "raw_cpu_us_per_turn", "append_ratio", "fork_p50_ms", "open_big_p50_ms", "open_big_kb", "turns_per_s", "raw_rows_per_s", "throughput_ratio", "raw_rows_per_s_one_writer",
 		"history_p50_ms", "history_ratio", "search_p50_ms", "search_bare_p50_ms", "search_ratio", "fanout_p99_ms", "fanout_first_max_ms", "ws_rss_mb", "rss_mb"} {
 		v, ok := figures[name]
 		if !ok {

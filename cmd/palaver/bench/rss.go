@@ -24,7 +24,7 @@ func rssFigures(ctx context.Context, e *env, r report) error {
 	// The clients run in the same process as the server, so the delta counts
 	// both ends of every websocket: an upper bound on the server's share.
 	r.line("ws_rss_mb", delta, fmt.Sprintf("≤ 150; %d idle websockets, server and clients in one process", e.size.IdleSockets))
-	r.line("rss_mb", total, "")
+	r.anchor("rss_mb", total, "the bench process's resident memory at the end")
 	return nil
 }
 

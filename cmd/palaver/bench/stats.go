@@ -10,20 +10,18 @@ import (
 	"time"
 )
 
-// report prints one figure a line: "name: value (target …)".
+// report prints one figure a line: "name: value (target …)" for a figure
+// with a target, "name: value (anchor: …)" for a raw baseline that the
+// targets are read against.
 type report struct{ w io.Writer }
 
 func (r report) line(name string, v float64, target string) {
-	if target != "" {
-		fmt.Fprintf(r.w, "%s: %s (target %s)\n", name, num(v), target)
-	} else {
-		fmt.Fprintf(r.w, "%s: %s\n", name, num(v))
-	}
+	fmt.Fprintf(r.w, "%s: %s (target %s)\n", name, num(v), target)
 }
 
-// note prints a figure with a remark instead of a target.
-func (r report) note(name string, v float64, remark string) {
-	fmt.Fprintf(r.w, "%s: %s (%s)\n", name, num(v), remark)
+// anchor prints a raw baseline: no target, what it measures.
+func (r report) anchor(name string, v float64, what string) {
+	fmt.Fprintf(r.w, "%s: %s (anchor: %s)\n", name, num(v), what)
 }
 
 // median of a few figures.
