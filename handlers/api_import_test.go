@@ -14,9 +14,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"palaver/handlers"
 	"palaver/transfer"
@@ -410,5 +414,116 @@ func TestImportRouteBodyLimits(t *testing.T) {
 	limitJSONErr(t, "300 MiB to /api/import", res.StatusCode, res.Header.Get("Content-Type"), string(b), http.StatusRequestEntityTooLarge)
 	if a.apiCount("pages") != 1 {
 		t.Fatalf("%d pages", a.apiCount("pages"))
+	}
+}
+
+// pageStream is a Palaver export made as it is read: its header, then n
+// pages of content each, then (cut) the first half of one more line. It
+// never holds more than one line.
+type pageStream struct {
+	w       *transfer.Writer
+	buf     bytes.Buffer
+	content string
+	n, made int
+	cut     bool
+}
+
+func newPageStream(t testing.TB, n int, content string) *pageStream {
+	s := &pageStream{n: n, content: content}
+	w, err := transfer.NewWriter(&s.buf, time.Unix(1700000000, 0).UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.w = w
+	return s
+}
+
+func (s *pageStream) Read(p []byte) (int, error) {
+	if s.buf.Len() == 0 {
+		at := time.Unix(1700000000, 0).UTC()
+		page := &transfer.Page{UID: transfer.UID(uuid.Must(uuid.NewV7())), Title: fmt.Sprintf("page %d", s.made), Content: s.content,
+			CreatedAt: at, UpdatedAt: at, Revisions: []*transfer.Revision{}}
+		switch {
+		case s.made < s.n:
+			if err := s.w.WritePage(page); err != nil {
+				return 0, err
+			}
+		case !s.cut:
+			if err := s.w.WritePage(page); err != nil {
+				return 0, err
+			}
+			s.buf.Truncate(s.buf.Len() / 2)
+			s.cut = true
+		default:
+			return 0, io.EOF
+		}
+		s.made++
+	}
+	return s.buf.Read(p)
+}
+
+// TestImportStreamsLargeFile: a 200 MiB upload (chunked, made as it is
+// sent) is read as it arrives: the server's heap stays within 64 MiB of its
+// idle size all along, and the file, cut short at its end, is refused with
+// nothing of its 200 pages stored.
+func TestImportStreamsLargeFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 200 MiB")
+	}
+	a := newTestApp(t)
+	ann := a.apiClient("ann")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.app.Listener(handlers.Listener(ln)) }()
+	t.Cleanup(func() { _ = a.app.ShutdownWithTimeout(2 * time.Second) })
+
+	body := newPageStream(t, 200, strings.Repeat("a page of notes ", 64<<10)) // 1 MiB each
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	idle := m.HeapInuse
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var s runtime.MemStats
+			runtime.ReadMemStats(&s)
+			if s.HeapInuse > peak.Load() {
+				peak.Store(s.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/api/import", body)
+	req.Header.Set("x-api-key", ann.apiKey)
+	res, err := http.DefaultClient.Do(req)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if msg := apiErr(t, res, b, http.StatusBadRequest); !strings.Contains(msg, "line 202") {
+		t.Fatalf("the cut file: %s", msg)
+	}
+	grew := int64(peak.Load()) - int64(idle)
+	t.Logf("sent %d pages of 1 MiB; heap in use idle %d MiB, peak +%d MiB", body.made, idle>>20, grew>>20)
+	if body.made != 201 {
+		t.Fatalf("the server stopped reading after %d pages", body.made)
+	}
+	if grew >= 64<<20 {
+		t.Fatalf("the heap grew by %d MiB while a 200 MiB file was imported", grew>>20)
+	}
+	if n := a.apiCount("pages"); n != 0 {
+		t.Fatalf("a refused file left %d pages", n)
 	}
 }
