@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -61,7 +62,7 @@ func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportIt
 				err = im.exchange(it.Exchange)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", it.Where, err)
+				return fmt.Errorf("%s: %w", it.Where, unstorable(err))
 			}
 		}
 		return im.resolve()
@@ -70,6 +71,17 @@ func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportIt
 		return ImportCounts{}, wrap("import", err)
 	}
 	return n, nil
+}
+
+// unstorable makes the database's refusal of a value that it cannot hold
+// the file's fault: PostgreSQL stores no NUL character in text (22021) or
+// as a JSON escape (22P05), which SQLite keeps.
+func unstorable(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (pg.Code == "22021" || pg.Code == "22P05") {
+		return fmt.Errorf("%w: text the database cannot store (PostgreSQL holds no NUL character): %s", ErrImport, pg.Message)
+	}
+	return err
 }
 
 // importer is one import's transaction and what it must resolve at the end.
