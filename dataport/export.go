@@ -133,6 +133,9 @@ func Exchange(e *models.ExportedExchange) (*transfer.Exchange, error) {
 			UID: mu, Seq: m.Seq, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(),
 			AgentType: m.AgentType, EditMode: m.EditMode, Feedback: m.Feedback, Comment: m.FeedbackComment,
 		}
+		if len(e.StoredJSON) == len(e.Messages) { // as stored: no need to parse and encode them again
+			tm.AgentResponse, tm.Tool = e.StoredJSON[i].AgentResponse, e.StoredJSON[i].Tool
+		}
 		if m.AgentResponse != nil {
 			if tm.AgentResponse, err = json.Marshal(m.AgentResponse); err != nil {
 				return nil, err

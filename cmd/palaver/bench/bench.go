@@ -51,7 +51,7 @@ type figure func(ctx context.Context, e *env, r report) error
 // figures run in this order: the disk's own cost first (the yardstick for
 // comparing machines), then the cheap ones, the seeding of the big
 // history table after the turns (so they meet a small database), the
-// search over that history, the sockets last.
+// search over that history and its export (and import), the sockets last.
 var figures = []struct {
 	name string
 	run  figure
@@ -62,6 +62,7 @@ var figures = []struct {
 	{"throughput", throughputFigures},
 	{"history", historyFigures},
 	{"search", searchFigures},
+	{"export", exportFigures},
 	{"fanout", fanoutFigures},
 	{"websocket rss", rssFigures},
 }
@@ -94,6 +95,7 @@ func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size) error {
 // clients' credentials.
 type env struct {
 	size    Size
+	dir     string // the temporary folder of the database
 	store   *models.Store
 	raw     *sql.DB // a second pool on the same file, same SQLite settings
 	svc     *agents.Service
@@ -124,7 +126,7 @@ func (e *env) vocabulary() []string {
 // start opens and migrates the database at path, serves the app on a
 // loopback listener and signs the bench user up.
 func start(ctx context.Context, path string, size Size) (_ *env, err error) {
-	e := &env{size: size}
+	e := &env{size: size, dir: filepath.Dir(path)}
 	defer func() {
 		if err != nil {
 			e.close()
