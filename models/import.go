@@ -85,10 +85,10 @@ func unstorable(err error) error {
 }
 
 // uidIs matches a row by uid so that the uid indexes serve it: they are
-// partial (they leave the empty uid out), and a database uses one only for a condition that
-// implies theirs, which "uid = ?" alone does not (the value is not known
-// when the plan is made). Without it each lookup scans the user's rows,
-// and an import of n exchanges takes time in n².
+// partial (they leave the empty uid out), and a database uses one only for
+// a condition that implies theirs, which "uid = ?" alone does not (the
+// value is not known when the plan is made). Without it each lookup scans
+// the user's rows, and an import of n exchanges takes time in n².
 const uidIs = "uid = ? AND uid <> ''"
 
 // importer is one import's transaction and what it must resolve at the end.
