@@ -94,8 +94,8 @@ func (s *Store) ExportExchanges(ctx context.Context, userID int64, fn func(*Expo
 	for len(ids) > 0 {
 		page := ids[:min(exportBatch, len(ids))]
 		ids = ids[len(page):]
-		var batch []ExportedExchange
-		if err := exportedExchanges(db, userID).Where("e.id IN ?", page).Order("e.id").Scan(&batch).Error; err != nil {
+		batch, err := exportHeaders(db, userID, page)
+		if err != nil {
 			return wrap("export exchanges", err)
 		}
 		if err := exportLogs(db, batch, fn); err != nil {
@@ -127,6 +127,30 @@ func exportedExchanges(db *gorm.DB, userID int64) *gorm.DB {
 	return db.Table("exchanges AS e").Select("e.*, p.uid AS page_uid, f.uid AS parent_uid").
 		Joins("LEFT JOIN pages p ON p.id = e.page_id").Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id").
 		Where("e.user_id = ? AND e.scope <> ?", userID, ScopeSubRun)
+}
+
+// exportHeaders reads the headers of the user's exchanges with these ids,
+// in id order: the columns an export writes, scanned by hand (GORM's
+// reflection over every column cost as much as reading the logs).
+func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, error) {
+	rows, err := db.Raw(`SELECT e.id, e.uid, e.scope, e.page_id, e.job_id, e.title, e.agent_type, e.forked_from_id, e.forked_at_seq,
+		e.pinned, e.archived, e.created_at, e.updated_at, p.uid, f.uid FROM exchanges e
+		LEFT JOIN pages p ON p.id = e.page_id LEFT JOIN exchanges f ON f.id = e.forked_from_id
+		WHERE e.user_id = ? AND e.scope <> ? AND e.id IN ? ORDER BY e.id`, userID, ScopeSubRun, ids).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	batch := make([]ExportedExchange, 0, len(ids))
+	for rows.Next() {
+		ex := ExportedExchange{Exchange: Exchange{UserID: userID}}
+		if err := rows.Scan(&ex.ID, &ex.UID, &ex.Scope, &ex.PageID, &ex.JobID, &ex.Title, &ex.AgentType, &ex.ForkedFromID, &ex.ForkedAtSeq,
+			&ex.Pinned, &ex.Archived, &ex.CreatedAt, &ex.UpdatedAt, &ex.PageUID, &ex.ParentUID); err != nil {
+			return nil, err
+		}
+		batch = append(batch, ex)
+	}
+	return batch, rows.Err()
 }
 
 // exportLogs reads the logs of a batch of exchanges (in id order) with one
