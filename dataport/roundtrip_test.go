@@ -275,3 +275,38 @@ func TestImportNUL(t *testing.T) {
 		}
 	})
 }
+
+// failingWriter fails once n bytes are written.
+type failingWriter struct{ n int }
+
+var errWriteFailed = errors.New("the client went away")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errWriteFailed
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestExportStopsOnWriteError: an export whose writer fails part-way (the
+// client went away) stops with that error, its database reader stopped too.
+func TestExportStopsOnWriteError(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, _ := s.CreateUser(ctx, "ann", "x", false)
+		pages, exchanges := transfertest.New(5).Export(1, 40)
+		if _, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(fileOf(t, pages, exchanges)), transfer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		_, whole := exportOf(t, s, ann.ID)
+		n, err := dataport.Export(ctx, s, ann.ID, &failingWriter{n: len(whole) / 2}, nil)
+		if !errors.Is(err, errWriteFailed) || n.Exchanges == 0 || n.Exchanges >= len(exchanges) {
+			t.Fatalf("export to a failing writer: %+v, %v", n, err)
+		}
+		// The store is free for what comes next (the reader let go).
+		if _, err := s.CreateUser(ctx, "bob", "x", false); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
