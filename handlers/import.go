@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -93,7 +94,11 @@ func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]strin
 			return n, err
 		}
 	}
-	n, err = dataport.Import(c.UserContext(), h.store, currentUser(c).ID, file, transfer.Options{MaxInputBytes: limit})
+	// Without a request's deadline for its database work: an import of a
+	// large file rightly takes longer, bounded by its size and by the
+	// client's pace (idleReader).
+	ctx := context.WithoutCancel(c.UserContext())
+	n, err = dataport.Import(ctx, h.store, currentUser(c).ID, file, transfer.Options{MaxInputBytes: limit})
 	switch {
 	case errors.Is(err, transfer.ErrTooLarge):
 		return n, tooLarge
