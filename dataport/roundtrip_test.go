@@ -1,10 +1,13 @@
 package dataport_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,18 +18,64 @@ import (
 	"palaver/transfer/transfertest"
 )
 
-// newStore opens and migrates a temporary SQLite database.
-func newStore(t *testing.T) *models.Store {
+// postgresEnv names the variable that holds a postgres:// URL for the
+// PostgreSQL runs of these tests. Unset, those runs are skipped.
+const postgresEnv = "PALAVER_TEST_POSTGRES"
+
+// postgresTestLock is the advisory lock every test that wipes the
+// PostgreSQL test database holds (models' tests take the same one), so
+// that test binaries of different packages take turns on it.
+const postgresTestLock = 7_265_100
+
+// eachDB runs fn on a fresh SQLite store and, with PALAVER_TEST_POSTGRES,
+// on a fresh (wiped and migrated) PostgreSQL one.
+func eachDB(t *testing.T, fn func(t *testing.T, s *models.Store)) {
 	t.Helper()
-	s, err := models.Open(filepath.Join(t.TempDir(), "palaver.db"), models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := models.Open(filepath.Join(t.TempDir(), "palaver.db"), models.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, err := s.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv(postgresEnv)
+		if dsn == "" {
+			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
+		}
+		s, err := models.Open(dsn, models.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		db, err := s.SQL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
+			conn.Close()
+		})
+		if _, err := db.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
 }
 
 // exportOf exports a user's data and reads it back as items.
@@ -79,14 +128,17 @@ func fileOf(t *testing.T, pages []*transfer.Page, exchanges []*transfer.Exchange
 // exported again give the same content; a second import of the same file
 // imports nothing.
 func TestRoundTrip(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
-		s := newStore(t)
-		ctx := context.Background()
-		ann, err := s.CreateUser(ctx, "ann", "x", false)
+	eachDB(t, testRoundTrip)
+}
+
+func testRoundTrip(t *testing.T, s *models.Store) {
+	ctx := context.Background()
+	for i, seed := range []uint64{1, 2, 3} {
+		ann, err := s.CreateUser(ctx, fmt.Sprintf("ann%d", i), "x", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob, err := s.CreateUser(ctx, "bob", "x", false)
+		bob, err := s.CreateUser(ctx, fmt.Sprintf("bob%d", i), "x", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +169,10 @@ func TestRoundTrip(t *testing.T) {
 // TestImportRefusedStoresNothing: a file that fails part-way (a page chat
 // whose page is nowhere) stores nothing of what came before it.
 func TestImportRefusedStoresNothing(t *testing.T) {
-	s := newStore(t)
+	eachDB(t, testImportRefusedStoresNothing)
+}
+
+func testImportRefusedStoresNothing(t *testing.T, s *models.Store) {
 	ctx := context.Background()
 	ann, err := s.CreateUser(ctx, "ann", "x", false)
 	if err != nil {
@@ -145,4 +200,113 @@ func TestImportRefusedStoresNothing(t *testing.T) {
 	if items, _ := exportOf(t, s, ann.ID); len(items) != 0 {
 		t.Fatalf("a truncated file left %d items", len(items))
 	}
+}
+
+// TestImportChatGPT: ChatGPT's conversations.json imports (branches as
+// forks), a second import of it, or of its zip, imports nothing, and the
+// imported account round-trips through a Palaver export like any other.
+func TestImportChatGPT(t *testing.T) {
+	file, err := os.ReadFile("../transfer/testdata/conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	w, _ := zw.Create("conversations.json")
+	w.Write(file)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, _ := s.CreateUser(ctx, "ann", "x", false)
+		bob, _ := s.CreateUser(ctx, "bob", "x", false)
+		n, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(file), transfer.Options{})
+		if err != nil || n.Exchanges < 2 || n.Messages == 0 {
+			t.Fatalf("import: %+v %v", n, err)
+		}
+		for name, f := range map[string][]byte{"the same file": file, "its zip": zipped.Bytes()} {
+			again, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(f), transfer.Options{})
+			if err != nil || again.Exchanges != 0 || again.Messages != 0 || again.SkippedExchanges != n.Exchanges {
+				t.Fatalf("%s again: %+v %v", name, again, err)
+			}
+		}
+		first, firstFile := exportOf(t, s, ann.ID)
+		forks := 0
+		for _, it := range first {
+			if it.Exchange != nil && it.Exchange.ForkedFrom != nil {
+				forks++
+			}
+		}
+		if forks == 0 {
+			t.Fatal("no branch became a fork")
+		}
+		if _, err := dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		second, _ := exportOf(t, s, bob.ID)
+		if err := transfertest.EqualContent(first, second); err != nil {
+			t.Fatalf("the round trip changed the content: %v", err)
+		}
+	})
+}
+
+// TestImportNUL: text holding a NUL character, which PostgreSQL cannot
+// store, is the file's fault there (refused, naming the line, nothing
+// stored), and kept whole on SQLite.
+func TestImportNUL(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, _ := s.CreateUser(ctx, "ann", "x", false)
+		g := transfertest.New(11)
+		pages, exchanges := g.Export(1, 3)
+		exchanges[2].Messages[0].Content = "before\x00after"
+		file := fileOf(t, pages, exchanges)
+		_, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(file), transfer.Options{})
+		items, _ := exportOf(t, s, ann.ID)
+		if s.Dialect() == "postgres" {
+			if !errors.Is(err, models.ErrImport) || !strings.Contains(err.Error(), "line 5") || len(items) != 0 {
+				t.Fatalf("a NUL on PostgreSQL: %v, %d items stored", err, len(items))
+			}
+			return
+		}
+		if err != nil || len(items) != 4 {
+			t.Fatalf("a NUL on SQLite: %v, %d items", err, len(items))
+		}
+	})
+}
+
+// failingWriter fails once n bytes are written.
+type failingWriter struct{ n int }
+
+var errWriteFailed = errors.New("the client went away")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errWriteFailed
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestExportStopsOnWriteError: an export whose writer fails part-way (the
+// client went away) stops with that error, its database reader stopped too.
+func TestExportStopsOnWriteError(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, _ := s.CreateUser(ctx, "ann", "x", false)
+		pages, exchanges := transfertest.New(5).Export(1, 40)
+		if _, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(fileOf(t, pages, exchanges)), transfer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		_, whole := exportOf(t, s, ann.ID)
+		n, err := dataport.Export(ctx, s, ann.ID, &failingWriter{n: len(whole) / 2}, nil)
+		if !errors.Is(err, errWriteFailed) || n.Exchanges == 0 || n.Exchanges >= len(exchanges) {
+			t.Fatalf("export to a failing writer: %+v, %v", n, err)
+		}
+		// The store is free for what comes next (the reader let go).
+		if _, err := s.CreateUser(ctx, "bob", "x", false); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -199,3 +199,34 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 		Exchanges: d.Exchanges, Messages: d.Messages, Pages: d.Pages, APIKeys: d.APIKeys,
 	}))
 }
+
+// accountImport reads the import form's file into the user's account (the
+// CSRF token from the htmx header or the form's field before the file) and
+// shows the account page with the counts imported and skipped, or why the
+// file was refused (nothing of it stored).
+func (h *Handlers) accountImport(c *fiber.Ctx) error {
+	n, err := h.importUpload(c, func(fields map[string]string) error {
+		token := c.Get("X-CSRF-Token")
+		if token == "" {
+			token = fields["csrf_token"]
+		}
+		if !h.csrfMatches(c, token) {
+			return errCSRF
+		}
+		return nil
+	})
+	var fe *fiber.Error
+	if errors.As(err, &fe) && (fe.Code == fiber.StatusBadRequest || fe.Code == fiber.StatusRequestEntityTooLarge) {
+		return h.accountRefused(c, fe.Code, func(p *views.AccountScreen) { p.ImportError = fe.Message })
+	}
+	if err != nil {
+		return err
+	}
+	p, err := h.accountScreen(c)
+	if err != nil {
+		return err
+	}
+	p.Imported = &views.AccountImported{Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages,
+		SkippedExchanges: n.SkippedExchanges, SkippedPages: n.SkippedPages}
+	return render(c, fiber.StatusOK, views.Account(p))
+}

@@ -1,12 +1,16 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 
 	"palaver/accounts"
 	"palaver/paths"
@@ -48,7 +52,7 @@ func TestAccountPageVisitorGoesToLogin(t *testing.T) {
 		}
 	}
 	v.get(paths.Login)
-	for _, p := range []string{paths.AccountPassword, paths.AccountKeys, paths.AccountKeyRevoke(1), paths.AccountDelete} {
+	for _, p := range []string{paths.AccountPassword, paths.AccountKeys, paths.AccountKeyRevoke(1), paths.AccountDelete, paths.AccountImport} {
 		res := v.postForm(p, url.Values{"password": {"correct horse"}, "name": {"x"}})
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != paths.Login {
 			t.Errorf("visitor POST %s: %d %q, want 303 to /login", p, res.StatusCode, res.Header.Get("Location"))
@@ -347,5 +351,73 @@ func TestAccountPasswordThrottled(t *testing.T) {
 	u, _ := a.store.UserByUsername(context.Background(), "ann")
 	if !accounts.CheckPassword(u.PasswordHash, "correct horse") {
 		t.Fatal("the password changed")
+	}
+}
+
+// accountImport posts the account page's import form (its fields first,
+// then the file), with the CSRF header when header is set.
+func accountImport(c *client, fields map[string]string, file []byte, header string) *http.Response {
+	c.a.t.Helper()
+	ctype, body := multipartFile(c.a.t, fields, file)
+	req := httptest.NewRequest(http.MethodPost, paths.AccountImport, bytes.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	if header != "" {
+		req.Header.Set("X-CSRF-Token", header)
+	}
+	return c.do(req)
+}
+
+// importNote is the text of the one element with the test id, spaces
+// folded; "" when there is none.
+func importNote(doc *html.Node, id string) string {
+	n := chatByTestID(doc, id)
+	if len(n) != 1 {
+		return ""
+	}
+	return strings.Join(strings.Fields(chatText(n[0])), " ")
+}
+
+// TestAccountImport: the account page's form imports a file and shows the
+// counts imported and skipped; a second time, all skipped. A form without
+// the CSRF token (field or header) is refused before the file is read, and
+// a bad file shows why, with nothing stored.
+func TestAccountImport(t *testing.T) {
+	a := newTestApp(t)
+	bob := a.apiClient("bob")
+	bob.apiChat("walruses in spring", 0)
+	a.waitTurns()
+	_, file := bob.exportItems()
+	ann := a.register("ann")
+	ann.get(paths.Account)
+	rows := a.apiRows()
+
+	res := accountImport(ann, map[string]string{"csrf_token": "wrong"}, file, "")
+	mustStatus(t, res, http.StatusForbidden)
+	res = accountImport(ann, nil, file, "")
+	mustStatus(t, res, http.StatusForbidden)
+	if a.apiRows() != rows {
+		t.Fatal("a refused form stored rows")
+	}
+
+	res = accountImport(ann, map[string]string{"csrf_token": ann.csrf}, file, "")
+	mustStatus(t, res, http.StatusOK)
+	doc := chatDoc(t, res)
+	if got := importNote(doc, "import-result"); !strings.Contains(got, "Imported 1 conversation (2 messages) and 0 pages; skipped 0 conversations and 0 pages") {
+		t.Fatalf("import result %q", got)
+	}
+	res = accountImport(ann, nil, file, ann.csrf) // htmx sends the header
+	mustStatus(t, res, http.StatusOK)
+	if got := importNote(chatDoc(t, res), "import-result"); !strings.Contains(got, "Imported 0 conversations (0 messages) and 0 pages; skipped 1 conversation and 0 pages") {
+		t.Fatalf("second import result %q", got)
+	}
+
+	rows = a.apiRows()
+	res = accountImport(ann, map[string]string{"csrf_token": ann.csrf}, file[:len(file)-5], "")
+	mustStatus(t, res, http.StatusBadRequest)
+	if got := importNote(chatDoc(t, res), "import-error"); !strings.Contains(got, "Nothing was imported: line 2") {
+		t.Fatalf("a truncated file: %q", got)
+	}
+	if a.apiRows() != rows {
+		t.Fatal("a truncated file stored rows")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"slices"
@@ -104,6 +105,13 @@ var mxJSON = map[string]string{
 	"POST /api/keys":                       `{"name": "laptop"}`,
 	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
 	"POST /api/chat/exchange/:id/fork":     `{"seq": 1}`,
+	"POST /api/import":                     `{"format": "palaver-export", "version": 1}`, // an empty export
+}
+
+// mxFiles are the routes that take a multipart form with a file: the form's
+// fields go first, then the file (an empty export).
+var mxFiles = map[string]string{
+	"POST /account/import": `{"format": "palaver-export", "version": 1}`,
 }
 
 // mxQuery are the query strings routes need to get past validation.
@@ -466,14 +474,26 @@ func (m *mx) html(c *client, r mxRoute, method, path, csrf string, htmx bool) mx
 		}
 		return m.send(c, method, path, "", "", h)
 	}
+	var h map[string]string
 	if htmx {
-		h := map[string]string{"HX-Request": "true"}
+		h = map[string]string{"HX-Request": "true"}
 		if csrf != "-" {
 			h["X-CSRF-Token"] = csrf
 		}
-		return m.send(c, method, path, "application/x-www-form-urlencoded", m.form(r, c, "-"), h)
+		csrf = "-"
 	}
-	return m.send(c, method, path, "application/x-www-form-urlencoded", m.form(r, c, csrf), nil)
+	if file, ok := mxFiles[r.key()]; ok {
+		var buf strings.Builder
+		mw := multipart.NewWriter(&buf)
+		if csrf != "-" {
+			mw.WriteField("csrf_token", csrf)
+		}
+		fw, _ := mw.CreateFormFile("file", "export.ndjson")
+		io.WriteString(fw, file)
+		mw.Close()
+		return m.send(c, method, path, mw.FormDataContentType(), buf.String(), h)
+	}
+	return m.send(c, method, path, "application/x-www-form-urlencoded", m.form(r, c, csrf), h)
 }
 
 // api sends an API request with the route's body; csrf is the X-CSRF-Token

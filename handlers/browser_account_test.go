@@ -2,7 +2,11 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,8 +17,11 @@ import (
 
 // browserAccount: register, open the account page from the top bar, create
 // an API key and read it from the page, use it with the API, revoke it (the
-// API refuses it), download my data with the session, and delete the
-// account with the password: signed out.
+// API refuses it), import ChatGPT's conversations.json through the form (the
+// counts; again: all skipped; a file that is not one: refused), download my
+// data (its progress counts every conversation), export one chat from its
+// menu, and delete the account with the password: everything goes (the
+// counts), signed out.
 func browserAccount(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
 	a := s.app
@@ -89,15 +96,66 @@ func browserAccount(t *testing.T, root context.Context) {
 		s.fatalf("the revoked key: GET /api/chat/history answered %d", st)
 	}
 
-	// Download my data: the link, and the download with the session.
+	// Import: ChatGPT's conversations.json through the form shows what it
+	// stored; the same file again, that it skipped it all.
+	chatgpt, err := filepath.Abs("../transfer/testdata/conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	importFile := func(path string) (imported, skipped string) {
+		w.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS(`[data-testid=import-file]`), []string{path}, chromedp.NodeVisible))
+		w.clickToLoad(`[data-testid=import-submit]`)
+		w.waitVisible(`[data-testid=import-result]`)
+		return w.text(`[data-testid=imported-exchanges]`), w.text(`[data-testid=skipped-exchanges]`)
+	}
+	imported, skipped := importFile(chatgpt)
+	nImported, _ := strconv.Atoi(strings.Fields(imported)[0])
+	if nImported < 2 || skipped != "0 conversations" {
+		s.fatalf("the ChatGPT import: imported %q, skipped %q", imported, skipped)
+	}
+	if imported, skipped := importFile(chatgpt); imported != "0 conversations" || skipped != fmt.Sprintf("%d conversations", nImported) {
+		s.fatalf("the same file again: imported %q, skipped %q", imported, skipped)
+	}
+	// A file that is not an export: refused, saying why.
+	bad := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(bad, []byte("just some notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS(`[data-testid=import-file]`), []string{bad}, chromedp.NodeVisible))
+	w.click(`[data-testid=import-submit]`) // a 400 page: no clickToLoad
+	w.waitFor("the refusal", browserHasText(`[data-testid=import-error]`, "Nothing was imported"))
+	rows := a.apiRows()
+
+	// Download my data: the link streams the export and counts the
+	// conversations written as they arrive; without JavaScript it is a plain
+	// download (the same address, with the session).
 	if href := browserEval[string](w, `document.querySelector("[data-testid=export-data]").getAttribute("href")`); href != "/api/export" {
 		s.fatalf("export-data links to %q", href)
+	}
+	w.click(`[data-testid=export-data]`)
+	w.waitFor("the export's end", `document.querySelector("[data-testid=export-progress]").hasAttribute("data-done")`)
+	if got, want := w.text(`[data-testid=export-progress]`), fmt.Sprintf("Done: %d conversations exported.", 1+nImported); got != want {
+		s.fatalf("the export's progress says %q, want %q", got, want)
 	}
 	browserEval[bool](w, `(window.__export = null, fetch("/api/export").then(async (r) => { window.__export = r.status + " " + r.headers.get("content-type") + " " + (await r.text()).split("\n").filter(Boolean).length; }), true)`)
 	w.waitFor("the export's answer", `window.__export`)
 	got := browserEval[string](w, `window.__export`)
-	if !strings.HasPrefix(got, "200 application/x-ndjson") || strings.HasSuffix(got, " 0") {
-		s.fatalf("the export answered %q", got)
+	if want := fmt.Sprintf("200 application/x-ndjson %d", 2+nImported); got != want {
+		s.fatalf("the export answered %q, want %q", got, want)
+	}
+
+	// The chat's menu exports one conversation, as JSON or Markdown.
+	w.visit("/chat") // the conversation ann had open
+	w.click(`[data-testid=export-exchange] summary`)
+	w.waitVisible(`[data-testid=export-exchange-md]`)
+	browserEval[bool](w, `(window.__md = null, fetch(document.querySelector("[data-testid=export-exchange-md]").href).then(async (r) => { window.__md = r.status + " " + (await r.text()); }), true)`)
+	w.waitFor("the Markdown export", `window.__md`)
+	if md := browserEval[string](w, `window.__md`); !strings.HasPrefix(md, "200 ") || !strings.Contains(md, "hello") {
+		s.fatalf("the chat's Markdown export: %.200q", md)
+	}
+	w.visit("/account")
+	if a.apiRows() != rows {
+		s.fatalf("exports changed the database")
 	}
 
 	// Delete the account: a wrong password is refused, the right one asks
@@ -110,8 +168,11 @@ func browserAccount(t *testing.T, root context.Context) {
 	w.waitVisible(`[data-testid=confirm]`)
 	w.clickToLoad(`[data-testid=confirm]`)
 	w.waitVisible(`[data-testid=account-deleted]`)
-	if txt := w.text(`[data-testid=account-deleted]`); !strings.Contains(txt, "1 conversation") || !strings.Contains(txt, "2 messages") {
-		s.fatalf("the deleted page says %q", txt)
+	if txt, want := w.text(`[data-testid=deleted-exchanges]`), fmt.Sprintf("%d conversations", rows[0]); txt != want {
+		s.fatalf("the deleted page says %q, want %q", txt, want)
+	}
+	if txt, want := w.text(`[data-testid=deleted-messages]`), fmt.Sprintf("%d messages", rows[1]); txt != want {
+		s.fatalf("the deleted page says %q, want %q", txt, want)
 	}
 	if n := a.apiCount("users"); n != 1 {
 		s.fatalf("%d accounts left", n)

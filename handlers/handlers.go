@@ -44,7 +44,8 @@ type Store interface {
 	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
-	dataport.Store // the user's data, for exports
+	dataport.Store    // the user's data, for exports
+	dataport.Importer // and imports
 	ExportExchange(ctx context.Context, userID, id int64) (*models.ExportedExchange, error)
 	MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]models.Message, error)
 	DeleteExchange(ctx context.Context, userID, id int64) error
@@ -76,6 +77,8 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-* headers count (the
 	// client's address, scheme and host); from anyone else they are ignored.
 	TrustedProxies []netip.Prefix
+	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
+	MaxImportBytes int64
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -167,13 +170,19 @@ func New(d Deps) *fiber.App {
 		proxies[i] = p.String()
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               "palaver",
-		BodyLimit:             bodyLimit,
-		ReadBufferSize:        readBufferSize,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           2 * time.Minute,
-		ErrorHandler:          h.errorHandler,
-		DisableStartupMessage: true,
+		AppName:        "palaver",
+		BodyLimit:      bodyLimit,
+		ReadBufferSize: readBufferSize,
+		ReadTimeout:    30 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorHandler:   h.errorHandler,
+		// Bodies stream: limitBody holds every route but an import's to
+		// bodyLimit (handlers/limits.go). Multipart forms are not read ahead
+		// either, which would spool any size to temporary files before a
+		// handler could refuse it.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
 
 		// Forwarded headers count only from the trusted proxies (none by
 		// default): otherwise any client could pick the scheme and host that
@@ -186,6 +195,7 @@ func New(d Deps) *fiber.App {
 	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
 	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
 	app.Use(dbDeadline)      // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
+	app.Use(h.limitBody)     // before anything reads the body (handlers/limits.go)
 	h.routes(app)
 	return app
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,71 @@ func (h *Handlers) limitQuery(c *fiber.Ctx) error {
 		return errQueryTooLong
 	}
 	return c.Next()
+}
+
+// The server streams request bodies (fiber's StreamRequestBody), so that one
+// route, an import (importRoute), can read a file of up to 256 MiB as it
+// arrives instead of holding it whole. Every other request is held to
+// bodyLimit here, before anything reads its body: one over it (by its
+// Content-Length, or by what a chunked body turns out to hold) is refused
+// with 413, and one within it is read whole, so that handlers see c.Body()
+// as before and the connection is ready for the next request.
+var errBodyTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge,
+	fmt.Sprintf("The request body is too large: at most %d MiB.", bodyLimit>>20))
+
+// limitBody holds a request's body to bodyLimit and reads it, except an
+// import's, whose handler reads it as a stream (importUpload).
+func (h *Handlers) limitBody(c *fiber.Ctx) error {
+	if importRoute(c) {
+		err := c.Next()
+		if c.Locals(localBodyRead) == nil {
+			lingerOnClose(c) // refused, or answered, before its end: the client may still be sending
+		}
+		return err
+	}
+	req := c.Request()
+	stream := req.BodyStream()
+	n := req.Header.ContentLength()
+	if stream == nil || n == 0 {
+		return c.Next()
+	}
+	if n > bodyLimit {
+		return errBodyTooLarge
+	}
+	var b []byte
+	if n > 0 {
+		b = make([]byte, 0, n)
+	}
+	b, err := readAllAppend(io.LimitReader(stream, bodyLimit+1), b)
+	if err != nil {
+		c.Response().SetConnectionClose() // the rest of the body is unread
+		return fiber.NewError(fiber.StatusBadRequest, "The request body could not be read to its end.")
+	}
+	if len(b) > bodyLimit {
+		return errBodyTooLarge
+	}
+	req.SetBodyRaw(b) // also ends the stream
+	return c.Next()
+}
+
+// localBodyRead marks an import whose body was read to its end.
+const localBodyRead = "body_read"
+
+// readAllAppend reads r to its end after b's bytes.
+func readAllAppend(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		k, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // headTooLarge turns fasthttp's refusal of a request whose request line and
@@ -103,6 +169,7 @@ type lingerConn struct {
 // read to linger when the server closes it. A connection that did not come
 // from Listener (app.Test's, a pipe's) closes as before.
 func lingerOnClose(c *fiber.Ctx) {
+	c.Response().SetConnectionClose() // what follows on it is the refused body, not a request
 	if lc, ok := c.Context().Conn().(*lingerConn); ok {
 		lc.linger.Store(true)
 	}

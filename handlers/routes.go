@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/gofiber/fiber/v2"
+
+	"palaver/paths"
 )
 
 // routes registers every route, grouped by surface.
@@ -27,6 +29,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/chat/exchange/:id/branches", h.apiBranches)
 	api.Get("/chat/exchange/:id/export", h.apiExchangeExport)
 	api.Get("/export", h.apiExport)
+	api.Post("/import", h.apiImport) // its body streams, up to 256 MiB (handlers/import.go)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
 	api.Get("/chat/search", h.apiSearch)
 	api.Patch("/chat/exchange/:id", h.apiExchangeUpdate)
@@ -46,6 +49,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
 	api.Use(h.apiNotFound)
+
+	// The account page's import form streams its file (up to 256 MiB): it
+	// checks the CSRF token itself, from the header or the form's field
+	// before the file, since checkCSRF would read the whole form first.
+	app.Post(paths.AccountImport, h.requireUser, h.accountImport)
 
 	// HTML: every unsafe request carries the session's CSRF token.
 	app.Use(h.checkCSRF)

@@ -3,9 +3,12 @@ package models
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,47 +253,106 @@ func TestDatabaseSizeAndVacuum(t *testing.T) {
 	})
 }
 
-// TestDeletedContentLeavesTheFile: with secure_delete on, a deleted
-// conversation's text is not left readable in the database file, its WAL or
-// the full-text index, once the write-ahead log has been checkpointed.
+// TestDeletedContentLeavesTheFile: with secure_delete on, text that was
+// deleted is not left readable in the database file, its WAL or the
+// full-text index, once the write-ahead log has been checkpointed: a
+// deleted conversation, a deleted account (its conversations, pages and
+// revisions), and an import that was refused part-way and rolled back
+// (large enough that SQLite spilled its pages to the WAL before the
+// refusal).
 func TestDeletedContentLeavesTheFile(t *testing.T) {
-	s := newSQLite(t, Options{})
-	ctx := context.Background()
-	if got := pragma(t, s, "secure_delete"); got != "1" {
-		t.Fatalf("secure_delete = %s, want 1", got)
-	}
-	u := mustUser(t, s, "ann")
 	const secret = "zebracornflowerpassphrase"
-	ex, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Query: "my secret is " + secret}, "noted: "+secret)
-	mustTurn(t, s, TurnStart{UserID: u.ID, Query: "an unrelated chat"}, "that stays")
-	var files []struct {
-		Seq  int64
-		Name string
-		File string
-	}
-	s.db.Raw("PRAGMA database_list").Scan(&files)
-	path := files[0].File
-	contains := func() bool {
-		for _, f := range []string{path, path + "-wal"} {
-			b, err := os.ReadFile(f)
-			if err == nil && bytes.Contains(b, []byte(secret)) {
-				return true
+	cases := []struct {
+		name string
+		// write stores the secret and returns its deletion (for the
+		// import: the import refused, whose text is in the WAL after it).
+		write func(t *testing.T, s *Store) func() error
+	}{
+		{"a conversation", func(t *testing.T, s *Store) func() error {
+			u := mustUser(t, s, "ann")
+			ex, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Query: "my secret is " + secret}, "noted: "+secret)
+			mustTurn(t, s, TurnStart{UserID: u.ID, Query: "an unrelated chat"}, "that stays")
+			return func() error { return s.DeleteExchange(context.Background(), u.ID, ex.ID) }
+		}},
+		{"an account", func(t *testing.T, s *Store) func() error {
+			ctx := context.Background()
+			mustUser(t, s, "admin") // the first account is the administrator, which cannot go last
+			u := mustUser(t, s, "ann")
+			mustTurn(t, s, TurnStart{UserID: u.ID, Query: "my secret is " + secret}, "noted: "+secret)
+			p, err := s.CreatePage(ctx, u.ID, "Notes "+secret, "the page says "+secret)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return false
+			title := "Notes"
+			if _, err := s.UpdatePage(ctx, u.ID, p.ID, &title, "a revision that says "+secret+" too"); err != nil {
+				t.Fatal(err)
+			}
+			return func() error { _, err := s.DeleteOwnAccount(ctx, u.ID); return err }
+		}},
+		{"an import rolled back", func(t *testing.T, s *Store) func() error {
+			u := mustUser(t, s, "ann")
+			return func() error {
+				// 8 MiB of conversations that hold the secret, more than
+				// the page cache holds, then a refusal.
+				n := 0
+				_, err := s.Import(context.Background(), u.ID, func() (*ImportItem, error) {
+					n++
+					if n > 2000 {
+						return nil, fmt.Errorf("line %d: %w", n, ErrImport)
+					}
+					ex := &ExportedExchange{Exchange: Exchange{UID: newUID(), Scope: ScopeGeneral, Title: "chat", AgentType: "router",
+						CreatedAt: time.Now(), UpdatedAt: time.Now()}}
+					ex.Messages = []Message{{UID: newUID(), Seq: ptr(int64(0)), Role: RoleUser, CreatedAt: time.Now(),
+						Content: strings.Repeat("my secret is "+secret+". ", 160)}}
+					return &ImportItem{Exchange: ex, Where: fmt.Sprintf("line %d", n)}, nil
+				})
+				if !errors.Is(err, ErrImport) {
+					t.Fatalf("the import: %v", err)
+				}
+				return nil
+			}
+		}},
 	}
-	if !contains() {
-		t.Fatal("the secret is not in the files before deletion: the test would prove nothing")
-	}
-	if err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
-		t.Fatal(err)
-	}
-	// No VACUUM (which rewrites the file anyway): only the checkpoint that
-	// moves the WAL into the file and empties it.
-	if err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)").Error; err != nil {
-		t.Fatal(err)
-	}
-	if contains() {
-		t.Fatal("the deleted secret is still readable in the database files")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSQLite(t, Options{})
+			if got := pragma(t, s, "secure_delete"); got != "1" {
+				t.Fatalf("secure_delete = %s, want 1", got)
+			}
+			var files []struct {
+				Seq  int64
+				Name string
+				File string
+			}
+			s.db.Raw("PRAGMA database_list").Scan(&files)
+			path := files[0].File
+			contains := func() bool {
+				for _, f := range []string{path, path + "-wal"} {
+					b, err := os.ReadFile(f)
+					if err == nil && bytes.Contains(b, []byte(secret)) {
+						return true
+					}
+				}
+				return false
+			}
+			del := c.write(t, s)
+			if !contains() && c.name != "an import rolled back" {
+				t.Fatal("the secret is not in the files before deletion: the test would prove nothing")
+			}
+			if err := del(); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "an import rolled back" && !contains() {
+				t.Fatal("the refused import's text never reached the files: the test would prove nothing")
+			}
+			// No VACUUM (which rewrites the file anyway): only the checkpoint
+			// that moves the WAL into the file and empties it.
+			if err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)").Error; err != nil {
+				t.Fatal(err)
+			}
+			if contains() {
+				t.Fatal("the deleted secret is still readable in the database files")
+			}
+		})
 	}
 }

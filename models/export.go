@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 
 	"gorm.io/gorm"
 )
@@ -32,6 +33,16 @@ type ExportedExchange struct {
 	PageUID   *string
 	ParentUID *string
 	Messages  []Message `gorm:"-"`
+	// StoredJSON, when set (by ExportExchanges), holds each message's
+	// agent_response and tool as the database stores them (JSON text, nil
+	// for none), and Messages leaves them unparsed: an export writes them
+	// as they are instead of parsing and encoding them again.
+	StoredJSON []StoredJSON `gorm:"-"`
+}
+
+// StoredJSON is a message's agent_response and tool as stored.
+type StoredJSON struct {
+	AgentResponse, Tool []byte
 }
 
 // ExportPages calls fn for each of the user's pages (not deleted ones),
@@ -67,30 +78,31 @@ func (s *Store) ExportPages(ctx context.Context, userID int64, fn func(*Exported
 // ExportExchanges calls fn for each of the user's exchanges, oldest first,
 // with its whole log; sub-runs, which belong to the exchange that spawned
 // them, are left out. It stops at fn's first error.
+//
+// The exchanges are those the user has when it starts (their ids, 8 bytes
+// each, are read first), then read a batch at a time by id. Paging with
+// "id > last ORDER BY id LIMIT n" instead would sort all of the user's
+// exchanges again for every batch: no index orders a user's exchanges by
+// id.
 func (s *Store) ExportExchanges(ctx context.Context, userID int64, fn func(*ExportedExchange) error) error {
 	db := s.db.WithContext(ctx)
-	var after int64
-	for {
-		var batch []ExportedExchange
-		err := exportedExchanges(db, userID).Where("e.id > ?", after).Order("e.id").Limit(exportBatch).Scan(&batch).Error
+	var ids []int64
+	err := db.Model(&Exchange{}).Where("user_id = ? AND scope <> ?", userID, ScopeSubRun).Order("id").Pluck("id", &ids).Error
+	if err != nil {
+		return wrap("export exchanges", err)
+	}
+	for len(ids) > 0 {
+		page := ids[:min(exportBatch, len(ids))]
+		ids = ids[len(page):]
+		batch, err := exportHeaders(db, userID, page)
 		if err != nil {
 			return wrap("export exchanges", err)
 		}
-		for i := range batch {
-			ex := &batch[i]
-			if err := s.exportLog(db, ex); err != nil {
-				return err
-			}
-			if err := fn(ex); err != nil {
-				return err
-			}
-			ex.Messages = nil // done with: the batch holds one log at a time
+		if err := exportLogs(db, batch, fn); err != nil {
+			return err
 		}
-		if len(batch) < exportBatch {
-			return nil
-		}
-		after = batch[len(batch)-1].ID
 	}
+	return nil
 }
 
 // ExportExchange is one of the user's exchanges with its whole log, for a
@@ -115,6 +127,89 @@ func exportedExchanges(db *gorm.DB, userID int64) *gorm.DB {
 	return db.Table("exchanges AS e").Select("e.*, p.uid AS page_uid, f.uid AS parent_uid").
 		Joins("LEFT JOIN pages p ON p.id = e.page_id").Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id").
 		Where("e.user_id = ? AND e.scope <> ?", userID, ScopeSubRun)
+}
+
+// exportHeaders reads the headers of the user's exchanges with these ids,
+// in id order: the columns an export writes, scanned by hand (GORM's
+// reflection over every column cost as much as reading the logs).
+func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, error) {
+	rows, err := db.Raw(`SELECT e.id, e.uid, e.scope, e.page_id, e.job_id, e.title, e.agent_type, e.forked_from_id, e.forked_at_seq,
+		e.pinned, e.archived, e.created_at, e.updated_at, p.uid, f.uid FROM exchanges e
+		LEFT JOIN pages p ON p.id = e.page_id LEFT JOIN exchanges f ON f.id = e.forked_from_id
+		WHERE e.user_id = ? AND e.scope <> ? AND e.id IN ? ORDER BY e.id`, userID, ScopeSubRun, ids).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	batch := make([]ExportedExchange, 0, len(ids))
+	for rows.Next() {
+		ex := ExportedExchange{Exchange: Exchange{UserID: userID}}
+		if err := rows.Scan(&ex.ID, &ex.UID, &ex.Scope, &ex.PageID, &ex.JobID, &ex.Title, &ex.AgentType, &ex.ForkedFromID, &ex.ForkedAtSeq,
+			&ex.Pinned, &ex.Archived, &ex.CreatedAt, &ex.UpdatedAt, &ex.PageUID, &ex.ParentUID); err != nil {
+			return nil, err
+		}
+		batch = append(batch, ex)
+	}
+	return batch, rows.Err()
+}
+
+// exportLogs reads the logs of a batch of exchanges (in id order) with one
+// query, streamed, and calls fn with each exchange and its whole log, in
+// order; it holds one log at a time. A query per exchange would cost more
+// than the rest of the export, and scanning by hand rather than by GORM's
+// reflection halves what is left; the JSON columns are kept as stored
+// (StoredJSON).
+func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange) error) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(batch))
+	for i := range batch {
+		ids[i] = batch[i].ID
+	}
+	rows, err := db.Raw(`SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
+		feedback, feedback_comment, created_at, copy_of FROM messages WHERE exchange_id IN ? ORDER BY exchange_id, id`, ids).Rows()
+	if err != nil {
+		return wrap("export logs", err)
+	}
+	defer rows.Close()
+	next := 0 // the exchange whose log is being read
+	emit := func(upTo int64) error {
+		for ; next < len(batch) && batch[next].ID != upTo; next++ {
+			if err := fn(&batch[next]); err != nil {
+				return err
+			}
+			batch[next].Messages, batch[next].StoredJSON = nil, nil // done with
+		}
+		return nil
+	}
+	var resp, tool []byte
+	for rows.Next() {
+		var m Message
+		err := rows.Scan(&m.ID, &m.UID, &m.ExchangeID, &m.Seq, &m.Role, &m.Content, &m.AgentType, &resp, &tool, &m.EditMode,
+			&m.Feedback, &m.FeedbackComment, &m.CreatedAt, &m.CopyOf)
+		if err != nil {
+			return wrap("export logs", err)
+		}
+		if err := emit(m.ExchangeID); err != nil {
+			return err
+		}
+		if next == len(batch) {
+			return wrap("export logs", fmt.Errorf("message %d of exchange %d, not of the batch", m.ID, m.ExchangeID))
+		}
+		if string(resp) == "null" {
+			resp = nil
+		}
+		if string(tool) == "null" {
+			tool = nil
+		}
+		batch[next].StoredJSON = append(batch[next].StoredJSON, StoredJSON{AgentResponse: resp, Tool: tool})
+		batch[next].Messages = append(batch[next].Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return wrap("export logs", err)
+	}
+	return emit(0) // the rest, the last log included
 }
 
 // exportLog reads an exchange's whole log, in write order.

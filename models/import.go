@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -61,7 +62,7 @@ func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportIt
 				err = im.exchange(it.Exchange)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", it.Where, err)
+				return fmt.Errorf("%s: %w", it.Where, unstorable(err))
 			}
 		}
 		return im.resolve()
@@ -71,6 +72,24 @@ func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportIt
 	}
 	return n, nil
 }
+
+// unstorable makes the database's refusal of a value that it cannot hold
+// the file's fault: PostgreSQL stores no NUL character in text (22021) or
+// as a JSON escape (22P05), which SQLite keeps.
+func unstorable(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (pg.Code == "22021" || pg.Code == "22P05") {
+		return fmt.Errorf("%w: text the database cannot store (PostgreSQL holds no NUL character): %s", ErrImport, pg.Message)
+	}
+	return err
+}
+
+// uidIs matches a row by uid so that the uid indexes serve it: they are
+// partial (they leave the empty uid out), and a database uses one only for
+// a condition that implies theirs, which "uid = ?" alone does not (the
+// value is not known when the plan is made). Without it each lookup scans
+// the user's rows, and an import of n exchanges takes time in n².
+const uidIs = "uid = ? AND uid <> ''"
 
 // importer is one import's transaction and what it must resolve at the end.
 type importer struct {
@@ -96,7 +115,7 @@ type pendingFork struct {
 
 func (im *importer) page(p *ExportedPage) error {
 	var have int64
-	if err := im.tx.Model(&Page{}).Where("user_id = ? AND uid = ?", im.userID, p.UID).Count(&have).Error; err != nil {
+	if err := im.tx.Model(&Page{}).Where("user_id = ? AND "+uidIs, im.userID, p.UID).Count(&have).Error; err != nil {
 		return err
 	}
 	if have > 0 {
@@ -122,7 +141,7 @@ func (im *importer) page(p *ExportedPage) error {
 
 func (im *importer) exchange(e *ExportedExchange) error {
 	var have int64
-	if err := im.tx.Model(&Exchange{}).Where("user_id = ? AND uid = ?", im.userID, e.UID).Count(&have).Error; err != nil {
+	if err := im.tx.Model(&Exchange{}).Where("user_id = ? AND "+uidIs, im.userID, e.UID).Count(&have).Error; err != nil {
 		return err
 	}
 	if have > 0 {
@@ -139,7 +158,7 @@ func (im *importer) exchange(e *ExportedExchange) error {
 			return fmt.Errorf("%w: a page chat without its page", ErrImport)
 		}
 		var page Page
-		err := im.tx.Select("id").Where("user_id = ? AND uid = ? AND deleted_at IS NULL", im.userID, *e.PageUID).Take(&page).Error
+		err := im.tx.Select("id").Where("user_id = ? AND "+uidIs+" AND deleted_at IS NULL", im.userID, *e.PageUID).Take(&page).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return fmt.Errorf("%w: page_uid %s names no page of the file or the account", ErrImport, *e.PageUID)
 		}
@@ -190,7 +209,7 @@ func (im *importer) exchange(e *ExportedExchange) error {
 func (im *importer) resolve() error {
 	for _, f := range im.forks {
 		var parent Exchange
-		err := im.tx.Select("id").Where("user_id = ? AND uid = ?", im.userID, f.parentUID).Take(&parent).Error
+		err := im.tx.Select("id").Where("user_id = ? AND "+uidIs, im.userID, f.parentUID).Take(&parent).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}

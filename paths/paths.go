@@ -39,11 +39,19 @@ const (
 	AccountPassword   = "/account/password" // change one's own password
 	AccountKeys       = "/account/keys"     // create an API key
 	AccountDelete     = "/account/delete"   // delete one's own account
+	AccountImport     = "/account/import"   // import a file (the account page's form)
 	Export            = "/api/export"       // download everything one owns (NDJSON)
+	Import            = "/api/import"       // import a Palaver or ChatGPT export
 )
 
 // AccountKeyRevoke revokes one of one's API keys: /account/keys/{id}/revoke.
 func AccountKeyRevoke(keyID int64) string { return AccountKeys + "/" + id(keyID) + "/revoke" }
+
+// ExchangeExport downloads one conversation with its whole log, as JSON
+// or Markdown ("json" or "md"): /api/chat/exchange/{id}/export?format=….
+func ExchangeExport(exchangeID int64, format string) string {
+	return "/api/chat/exchange/" + id(exchangeID) + "/export?format=" + url.QueryEscape(format)
+}
 
 func id(n int64) string { return strconv.FormatInt(n, 10) }
 

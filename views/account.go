@@ -13,6 +13,15 @@ type AccountScreen struct {
 	PasswordError string
 	DeleteError   string
 	MinPassword   int
+	Imported      *AccountImported // what the import form just stored
+	ImportError   string           // why the import form's file was refused
+}
+
+// AccountImported is what an import stored, and what it skipped as there
+// already.
+type AccountImported struct {
+	Exchanges, Messages, Pages     int
+	SkippedExchanges, SkippedPages int
 }
 
 // AccountKey is one API key as the account page lists it: never the key.

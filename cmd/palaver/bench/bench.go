@@ -51,7 +51,8 @@ type figure func(ctx context.Context, e *env, r report) error
 // figures run in this order: the disk's own cost first (the yardstick for
 // comparing machines), then the cheap ones, the seeding of the big
 // history table after the turns (so they meet a small database), the
-// search over that history, a server started on it, the sockets last.
+// search over that history, a server started on it, its export (and
+// import, which adds to the database), the sockets last.
 var figures = []struct {
 	name string
 	run  figure
@@ -64,6 +65,7 @@ var figures = []struct {
 	{"history", historyFigures},
 	{"search", searchFigures},
 	{"startup", startupFigures},
+	{"export", exportFigures},
 	{"fanout", fanoutFigures},
 	{"websocket rss", rssFigures},
 }
@@ -102,6 +104,7 @@ type env struct {
 	size    Size
 	path    string // the database file
 	palaver string // the palaver binary, or "" (Run)
+	dir     string // the temporary folder of the database
 	store   *models.Store
 	raw     *sql.DB // a second pool on the same file, same SQLite settings
 	svc     *agents.Service
@@ -132,7 +135,7 @@ func (e *env) vocabulary() []string {
 // start opens and migrates the database at path, serves the app on a
 // loopback listener and signs the bench user up.
 func start(ctx context.Context, path string, size Size) (_ *env, err error) {
-	e := &env{size: size, path: path}
+	e := &env{size: size, path: path, dir: filepath.Dir(path)}
 	defer func() {
 		if err != nil {
 			e.close()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"palaver/handlers"
 	"palaver/models"
 )
@@ -82,11 +84,13 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 				return err
 			}
 			defer tx.Rollback()
-			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, 'general', ?, 'general', ?, ?, ?)`)
+			// Rows get their uids as the store gives them (the export
+			// figures export them).
+			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, ?, 'general', ?, 'general', ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
-			msgSt, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+			msgSt, err := tx.PrepareContext(ctx, `INSERT INTO messages (uid, exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -94,7 +98,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 				id := next + int64(i)
 				at := base.Add(-time.Duration(e.size.HistExchanges-i) * time.Second)
 				first := text.message(false)
-				if _, err := exSt.ExecContext(ctx, id, userID, models.TitleFrom(first), perEx/2, at, at); err != nil {
+				if _, err := exSt.ExecContext(ctx, id, uuid.Must(uuid.NewV7()).String(), userID, models.TitleFrom(first), perEx/2, at, at); err != nil {
 					return err
 				}
 				for seq := range perEx {
@@ -104,7 +108,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 					} else if seq > 0 {
 						content = text.message(false)
 					}
-					if _, err := msgSt.ExecContext(ctx, id, seq, role, content, agent, at); err != nil {
+					if _, err := msgSt.ExecContext(ctx, uuid.Must(uuid.NewV7()).String(), id, seq, role, content, agent, at); err != nil {
 						return err
 					}
 				}

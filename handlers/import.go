@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/dataport"
+	"palaver/models"
+	"palaver/paths"
+	"palaver/transfer"
+)
+
+// Limits of an import's upload.
+const (
+	importLimit     = transfer.DefaultMaxInputBytes // the file: 256 MiB
+	importEnvelope  = 1 << 20                       // a multipart form's parts around the file
+	importFieldMax  = 4 << 10                       // one form field before the file (csrf_token)
+	importMaxFields = 16
+	importIdle      = 30 * time.Second // the longest wait for the client's next bytes
+	importDrainMax  = 1 << 20          // what is read after the file to keep the connection
+)
+
+// importRoute says whether the request is an import, whose body may be up
+// to importLimit and is read as a stream (limitBody leaves it alone).
+func importRoute(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodPost && (c.Path() == paths.Import || c.Path() == paths.AccountImport)
+}
+
+// importAnswer is what POST /api/import answers.
+type importAnswer struct {
+	Imported importedCounts `json:"imported"`
+	Skipped  skippedCounts  `json:"skipped"`
+}
+
+type importedCounts struct {
+	Exchanges int `json:"exchanges"`
+	Messages  int `json:"messages"`
+	Pages     int `json:"pages"`
+}
+
+type skippedCounts struct {
+	Exchanges int `json:"exchanges"`
+	Pages     int `json:"pages"`
+}
+
+// apiImport reads a Palaver export or a ChatGPT export (the raw body, or a
+// multipart form's field "file") into the user's account, in one
+// transaction: a file that cannot be read is refused (400 naming the line
+// or conversation, 413 over 256 MiB) and nothing of it is stored.
+func (h *Handlers) apiImport(c *fiber.Ctx) error {
+	n, err := h.importUpload(c, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(importAnswer{
+		Imported: importedCounts{Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages},
+		Skipped:  skippedCounts{Exchanges: n.SkippedExchanges, Pages: n.SkippedPages},
+	})
+}
+
+// importUpload reads the request's file into the user's account. The body
+// is read as it arrives, never held whole: the raw body, or the part "file"
+// of a multipart form, whose fields before it are given to check (the HTML
+// form's CSRF token) before the file is read. A refused file is a
+// *fiber.Error (400 or 413) that says why; the connection then closes,
+// lingering, as the client may still be sending (limitBody).
+func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]string) error) (models.ImportCounts, error) {
+	var n models.ImportCounts
+	limit := h.cfg.MaxImportBytes
+	if limit <= 0 {
+		limit = importLimit
+	}
+	tooLarge := fiber.NewError(fiber.StatusRequestEntityTooLarge,
+		fmt.Sprintf("The file is too large: an import can be at most %d MiB. Nothing was imported.", limit>>20))
+	if int64(c.Request().Header.ContentLength()) > limit+importEnvelope {
+		return n, tooLarge
+	}
+	body := &idleReader{r: requestBody(c), conn: c.Context().Conn(), left: limit + importEnvelope}
+	file, fields, err := uploadedFile(c, body)
+	if err != nil {
+		return n, err
+	}
+	if check != nil {
+		if err := check(fields); err != nil {
+			return n, err
+		}
+	}
+	// Without a request's deadline for its database work: an import of a
+	// large file rightly takes longer, bounded by its size and by the
+	// client's pace (idleReader).
+	ctx := context.WithoutCancel(c.UserContext())
+	n, err = dataport.Import(ctx, h.store, currentUser(c).ID, file, transfer.Options{MaxInputBytes: limit})
+	switch {
+	case errors.Is(err, transfer.ErrTooLarge):
+		return n, tooLarge
+	case errors.Is(err, transfer.ErrInvalid), errors.Is(err, models.ErrImport):
+		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: "+importReason(err))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: the upload ended before the end of its body.")
+	case err != nil:
+		return n, err
+	}
+	// The rest of a form (its closing boundary) is read, so that the
+	// connection can carry the next request; a client that sends more
+	// after its file has its connection closed.
+	if k, err := io.Copy(io.Discard, io.LimitReader(body, importDrainMax)); err == nil && k < importDrainMax {
+		c.Locals(localBodyRead, true)
+	}
+	return n, nil
+}
+
+// importReason is the file's fault in words, without the store's operation
+// prefix ("import: ").
+func importReason(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "import: ")
+	if msg != "" && !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
+
+// requestBody is the request's body as a stream: fasthttp's, or the body
+// already read (a request that did not take the import route's way).
+func requestBody(c *fiber.Ctx) io.Reader {
+	if s := c.Request().BodyStream(); s != nil {
+		return s
+	}
+	return bytes.NewReader(c.Body())
+}
+
+// uploadedFile finds the file in an import request: the part "file" of a
+// multipart form (its other fields before it returned, each at most
+// importFieldMax), or else the whole body.
+func uploadedFile(c *fiber.Ctx, body io.Reader) (io.Reader, map[string]string, error) {
+	ctype := string(c.Request().Header.ContentType())
+	media, params, err := mime.ParseMediaType(ctype)
+	if err != nil || media != fiber.MIMEMultipartForm {
+		return body, nil, nil
+	}
+	if params["boundary"] == "" {
+		return nil, nil, fiber.NewError(fiber.StatusBadRequest, "A multipart form without a boundary.")
+	}
+	mr := multipart.NewReader(body, params["boundary"])
+	fields := map[string]string{}
+	for range importMaxFields {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fiber.NewError(fiber.StatusBadRequest, "The form could not be read: "+err.Error())
+		}
+		if part.FormName() == "file" {
+			return part, fields, nil
+		}
+		v, err := io.ReadAll(io.LimitReader(part, importFieldMax+1))
+		if err != nil || len(v) > importFieldMax {
+			return nil, nil, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("The form's field %q could not be read, or is over %d bytes.", part.FormName(), importFieldMax))
+		}
+		fields[part.FormName()] = string(v)
+	}
+	return nil, nil, fiber.NewError(fiber.StatusBadRequest, `The form has no field "file" (the file to import).`)
+}
+
+// idleReader reads the request body with a deadline that moves on with
+// every read: an upload may take long as long as it keeps coming (the
+// server's ReadTimeout would cut a large one off). Past left bytes it fails
+// with transfer.ErrTooLarge. Its end is sticky: a chunked body's stream
+// would read on into the connection after its last chunk.
+type idleReader struct {
+	r    io.Reader
+	conn interface{ SetReadDeadline(time.Time) error }
+	left int64
+	err  error
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if r.left <= 0 {
+		return 0, transfer.ErrTooLarge
+	}
+	if int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
+	if r.conn != nil {
+		_ = r.conn.SetReadDeadline(time.Now().Add(importIdle)) // a connection without deadlines (a test's) reads as before
+	}
+	k, err := r.r.Read(p)
+	r.left -= int64(k)
+	r.err = err
+	return k, err
+}
