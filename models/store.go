@@ -52,7 +52,9 @@ func Open(dsn string, opts Options) (*Store, error) {
 		cfg.Logger = opts.Logger
 	}
 	if isPostgres(dsn) {
-		db, err := gorm.Open(postgres.Open(withConnectTimeout(dsn)), cfg)
+		// Every session is named after this process (notify.go), so that it
+		// can tell its own notifications from other processes'.
+		db, err := gorm.Open(postgres.Open(withProcessTag(withConnectTimeout(dsn))), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
