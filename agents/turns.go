@@ -376,6 +376,7 @@ func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
 	}
 	stale, err := s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter), reason)
 	failed = append(failed, stale...)
+	s.announceFailed(ctx, failed) // hook: wake_hooks.go
 	for _, ex := range failed {
 		// A sub-run is its parent turn's business, which failed with it.
 		if ex.TurnAttempts > s.opts.AutoRetries || ex.Scope == models.ScopeSubRun {

@@ -34,3 +34,31 @@ func (s *Service) ownerGone(ctx context.Context, ex *models.Exchange) bool {
 	}
 	return s.waker.ownerGone(ctx, ex)
 }
+
+// announceFailed tells this process's subscribers of the turns it failed
+// for dead processes: their error rows and headers. (The other processes
+// hear of them from the database; this one skips its own commits.) Only
+// with a waker: a lone process fails only its own earlier life's turns, at
+// start-up, before anyone watches.
+func (s *Service) announceFailed(ctx context.Context, failed []models.Exchange) {
+	if s.waker == nil {
+		return
+	}
+	for _, f := range failed {
+		ex, err := s.store.Exchange(ctx, f.UserID, f.ID)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		msgs, err := s.waker.store.Messages(ctx, f.UserID, f.ID, nil)
+		if err != nil {
+			continue
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == models.RoleError {
+				s.publishEntry(ex, &msgs[i])
+				break
+			}
+		}
+		s.publishTurn(ex)
+	}
+}
