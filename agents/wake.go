@@ -42,6 +42,7 @@ type WakeStore interface {
 	OwnerAlive(ctx context.Context, owner string) (bool, error)
 	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
 	Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]models.Message, error)
+	ProcessTag() string
 }
 
 const (
@@ -65,7 +66,7 @@ type Waker struct {
 	svc   *Service
 	hub   *Hub
 	log   *slog.Logger
-	tag   string // this process's sessions' application_name
+	tag   string // the application_name of the store's sessions: its commits
 
 	mu      sync.Mutex
 	replies map[int64]*remoteReply // replies other processes are writing, by exchange
@@ -92,7 +93,7 @@ type remoteReply struct {
 // knows which owners are gone. Call it before the service runs turns.
 func StartWaker(ctx context.Context, svc *Service, store WakeStore, dsn string) *Waker {
 	w := &Waker{
-		dsn: dsn, store: store, svc: svc, hub: svc.hub, log: svc.opts.Logger, tag: models.ProcessTag(),
+		dsn: dsn, store: store, svc: svc, hub: svc.hub, log: svc.opts.Logger, tag: store.ProcessTag(),
 		replies: map[int64]*remoteReply{}, kick: make(chan struct{}, 1),
 	}
 	svc.waker = w

@@ -44,27 +44,29 @@ type Notice struct {
 	Text     string `json:"t,omitempty"` // delta: the piece
 }
 
-// processTag names this process's database sessions (application_name):
-// a notification whose Origin is ours was committed here, and this
-// process told its own subscribers already.
-var processTag = func() string {
+// newProcessTag names a store's database sessions (application_name): a
+// notification whose Origin is the store's tag was committed through it,
+// and whoever holds the store told its own subscribers already. One tag a
+// store, so that two apps in one process (the bench) are two processes.
+func newProcessTag() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return "palaver/" + hex.EncodeToString(b)
-}()
+}
 
-// ProcessTag is the application_name of this process's PostgreSQL sessions.
-func ProcessTag() string { return processTag }
+// ProcessTag is the application_name of the store's PostgreSQL sessions
+// ("" on SQLite).
+func (s *Store) ProcessTag() string { return s.tag }
 
-// withProcessTag sets the DSN's application_name to ProcessTag (a
-// postgres:// URL; anything else is returned as it is).
-func withProcessTag(dsn string) string {
+// withProcessTag sets the DSN's application_name to tag (a postgres://
+// URL; anything else is returned as it is).
+func withProcessTag(dsn, tag string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return dsn
 	}
 	q := u.Query()
-	q.Set("application_name", processTag)
+	q.Set("application_name", tag)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -27,7 +27,7 @@ func listenPostgres(t *testing.T) *pgx.Conn {
 }
 
 // heard collects the notices that arrive until none comes for a moment.
-func heard(t *testing.T, conn *pgx.Conn) []Notice {
+func heard(t *testing.T, s *Store, conn *pgx.Conn) []Notice {
 	t.Helper()
 	var out []Notice
 	for {
@@ -44,8 +44,8 @@ func heard(t *testing.T, conn *pgx.Conn) []Notice {
 		if err := json.Unmarshal([]byte(n.Payload), &notice); err != nil {
 			t.Fatalf("payload %q: %v", n.Payload, err)
 		}
-		if notice.Origin != ProcessTag() {
-			t.Errorf("notice %+v: origin %q, want this process's %q", notice, notice.Origin, ProcessTag())
+		if notice.Origin != s.ProcessTag() || s.ProcessTag() == "" {
+			t.Errorf("notice %+v: origin %q, want the store's %q", notice, notice.Origin, s.ProcessTag())
 		}
 		notice.Origin = ""
 		out = append(out, notice)
@@ -77,20 +77,20 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The entries first, then the exchange (its notice is sent at commit).
-	wantNotices(t, "start", heard(t, conn),
+	wantNotices(t, "start", heard(t, s, conn),
 		Notice{Kind: NotifyEntries, Exchange: ex.ID, From: q.ID, To: q.ID},
 		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
 
 	if err := s.Heartbeat(ctx, ex.ID, "me"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "heartbeat", heard(t, conn))
+	wantNotices(t, "heartbeat", heard(t, s, conn))
 
 	call, err := s.AppendEntry(ctx, ex.ID, "me", &Message{Role: RoleToolCall, Content: "{}"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := heard(t, conn)
+	got := heard(t, s, conn)
 	if len(got) == 0 || got[0] != (Notice{Kind: NotifyEntries, Exchange: ex.ID, From: call.ID, To: call.ID}) {
 		t.Fatalf("append: %+v", got)
 	}
@@ -98,44 +98,44 @@ func TestNotifications(t *testing.T) {
 	if err := s.FinishTurn(ctx, ex.ID, "me", reply); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "finish", heard(t, conn),
+	wantNotices(t, "finish", heard(t, s, conn),
 		Notice{Kind: NotifyEntries, Exchange: ex.ID, From: reply.ID, To: reply.ID},
 		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
 
 	if _, err := s.RenameExchange(ctx, u.ID, ex.ID, "renamed"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "rename", heard(t, conn), Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
+	wantNotices(t, "rename", heard(t, s, conn), Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
 
 	fork, err := s.Fork(ctx, u.ID, ex.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = heard(t, conn)
+	got = heard(t, s, conn)
 	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: fork.ID, User: u.ID}) {
 		t.Fatalf("fork: %+v", got)
 	}
 
 	p := mustPage(t, s, u.ID, "notes")
-	heard(t, conn)
+	heard(t, s, conn)
 	if _, err := s.UpdatePage(ctx, u.ID, p.ID, nil, "# new"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "page saved", heard(t, conn), Notice{Kind: NotifyPage, Page: p.ID, User: u.ID})
+	wantNotices(t, "page saved", heard(t, s, conn), Notice{Kind: NotifyPage, Page: p.ID, User: u.ID})
 
 	if err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
 		t.Fatal(err)
 	}
-	got = heard(t, conn)
+	got = heard(t, s, conn)
 	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID}) {
 		t.Fatalf("delete: %+v", got)
 	}
 
 	// A delta is sent as it is given.
-	if err := s.Notify(ctx, `{"k":"d","x":7,"o":"`+ProcessTag()+`"}`); err != nil {
+	if err := s.Notify(ctx, `{"k":"d","x":7,"o":"`+s.ProcessTag()+`"}`); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "delta", heard(t, conn), Notice{Kind: NotifyDelta, Exchange: 7})
+	wantNotices(t, "delta", heard(t, s, conn), Notice{Kind: NotifyDelta, Exchange: 7})
 }
 
 // TestStopRequests checks that a Stop is recorded only for a running turn of
@@ -149,15 +149,15 @@ func TestStopRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heard(t, conn)
+	heard(t, s, conn)
 	if ok, err := s.RequestStop(ctx, bob.ID, ex.ID); err != nil || ok {
 		t.Fatalf("another user's stop: %v, %v; want nothing recorded", ok, err)
 	}
-	wantNotices(t, "refused stop", heard(t, conn))
+	wantNotices(t, "refused stop", heard(t, s, conn))
 	if ok, err := s.RequestStop(ctx, ann.ID, ex.ID); err != nil || !ok {
 		t.Fatalf("stop: %v, %v", ok, err)
 	}
-	wantNotices(t, "stop", heard(t, conn), Notice{Kind: NotifyStop, Exchange: ex.ID, Owner: "host/1/a"})
+	wantNotices(t, "stop", heard(t, s, conn), Notice{Kind: NotifyStop, Exchange: ex.ID, Owner: "host/1/a"})
 	if ids, err := s.TakeStopRequests(ctx, "host/2/b"); err != nil || len(ids) != 0 {
 		t.Fatalf("another owner takes %v, %v", ids, err)
 	}

@@ -57,7 +57,11 @@ func (e *env) chat(query string, exchangeID int64) (int64, error) {
 		body["exchange_id"] = exchangeID
 	}
 	j, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+e.addr+"/api/chat", strings.NewReader(string(j)))
+	addr := e.addr
+	if e.via != "" {
+		addr = e.via // hook: the cross-process fanout (xproc.go)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/chat", strings.NewReader(string(j)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", e.apiKey)
 	res, err := e.http.Do(req)
