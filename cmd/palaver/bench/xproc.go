@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"runtime"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -28,6 +29,8 @@ func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) e
 		return err
 	}
 	defer drop()
+	u, _ := url.Parse(benchDSN)
+	fmt.Fprintf(stdout, "# on a scratch database %s, dropped afterwards\n", strings.TrimPrefix(u.Path, "/"))
 	e, err := start(ctx, benchDSN, size)
 	if err != nil {
 		return err
