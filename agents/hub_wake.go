@@ -33,3 +33,10 @@ func (h *Hub) Resync() {
 		}
 	}
 }
+
+// Watched says whether any subscriber of the user is open here.
+func (h *Hub) Watched(userID int64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.subs[userID]) > 0
+}

@@ -139,6 +139,12 @@ func (w *Waker) session(ctx context.Context) error {
 		return err
 	}
 	cfg.RuntimeParams["application_name"] = fmt.Sprintf("palaver listener %d", os.Getpid())
+	// A host that dies closes nothing: the server notices by TCP
+	// keepalives, within about 10 s, and lets this process's liveness lock
+	// go (not on a Unix socket, where a dead process's socket is closed).
+	cfg.RuntimeParams["tcp_keepalives_idle"] = "5"
+	cfg.RuntimeParams["tcp_keepalives_interval"] = "2"
+	cfg.RuntimeParams["tcp_keepalives_count"] = "3"
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	conn, err := pgx.ConnectConfig(cctx, cfg)
 	cancel()
@@ -190,6 +196,14 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 	}
 	if n.Origin == w.tag {
 		return nil // committed here: told already
+	}
+	if n.Kind != models.NotifyDelta && !w.hub.Watched(n.User) {
+		// Nobody here shows it: nothing to read (a tab that opens later
+		// reads the database), and what was heard of its reply is forgotten.
+		if n.Kind == models.NotifyExchange {
+			w.forgetReply(n.Exchange)
+		}
+		return nil
 	}
 	switch n.Kind {
 	case models.NotifyEntries:
@@ -244,6 +258,14 @@ func (w *Waker) openReply(ex *models.Exchange) {
 		return
 	}
 	w.replies[ex.ID] = &remoteReply{userID: ex.UserID, open: true}
+}
+
+// forgetReply forgets what was heard of an exchange's reply: its next
+// pieces are taken as they come.
+func (w *Waker) forgetReply(exchangeID int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.replies, exchangeID)
 }
 
 // closeReply ends a reply: pieces that come after it are late, and dropped.

@@ -23,7 +23,7 @@ const NotifyChannel = "palaver"
 
 // Notification kinds (the payload's "k"; see migration 00013).
 const (
-	NotifyEntries  = "m" // entries A..B appended to exchange X
+	NotifyEntries  = "m" // entries A..B appended to exchange X of user U
 	NotifyExchange = "x" // exchange X of user U made, changed or deleted
 	NotifyPage     = "p" // page PG of user U made or changed
 	NotifyStop     = "s" // a Stop of exchange X's turn, held by W, was asked for

@@ -78,7 +78,7 @@ func TestNotifications(t *testing.T) {
 	}
 	// The entries first, then the exchange (its notice is sent at commit).
 	wantNotices(t, "start", heard(t, s, conn),
-		Notice{Kind: NotifyEntries, Exchange: ex.ID, From: q.ID, To: q.ID},
+		Notice{Kind: NotifyEntries, Exchange: ex.ID, User: u.ID, From: q.ID, To: q.ID},
 		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
 
 	if err := s.Heartbeat(ctx, ex.ID, "me"); err != nil {
@@ -91,7 +91,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := heard(t, s, conn)
-	if len(got) == 0 || got[0] != (Notice{Kind: NotifyEntries, Exchange: ex.ID, From: call.ID, To: call.ID}) {
+	if len(got) == 0 || got[0] != (Notice{Kind: NotifyEntries, Exchange: ex.ID, User: u.ID, From: call.ID, To: call.ID}) {
 		t.Fatalf("append: %+v", got)
 	}
 	reply := &Message{Role: RoleAssistant, Content: "hi"}
@@ -99,7 +99,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNotices(t, "finish", heard(t, s, conn),
-		Notice{Kind: NotifyEntries, Exchange: ex.ID, From: reply.ID, To: reply.ID},
+		Notice{Kind: NotifyEntries, Exchange: ex.ID, User: u.ID, From: reply.ID, To: reply.ID},
 		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
 
 	if _, err := s.RenameExchange(ctx, u.ID, ex.ID, "renamed"); err != nil {

@@ -5,8 +5,10 @@
 -- notification is a pointer, never the data: the listener re-reads what it
 -- points to. Each payload is a small JSON object with "k" (the kind), the
 -- ids, and "o", the application_name of the session that committed (the
--- process that did it already told its own subscribers, and skips it):
---   m: entries appended to exchange x, ids a..b (one per statement and exchange)
+-- process that did it already told its own subscribers, and skips it; the
+-- others skip what is for users none of whose tabs they hold):
+--   m: entries appended to exchange x of user u, ids a..b (one per statement
+--      and exchange)
 --   x: exchange x of user u made, changed or deleted (at commit, so after the
 --      entries of the same transaction); a heartbeat alone sends nothing
 --   p: page pg of user u made or changed
@@ -17,9 +19,10 @@
 -- +goose StatementBegin
 CREATE FUNCTION palaver_notify_entries() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('palaver', json_build_object('k', 'm', 'x', exchange_id, 'a', min(id), 'b', max(id),
+  PERFORM pg_notify('palaver', json_build_object('k', 'm', 'x', n.exchange_id, 'u', e.user_id, 'a', n.lo, 'b', n.hi,
     'o', current_setting('application_name'))::text)
-  FROM new_rows GROUP BY exchange_id;
+  FROM (SELECT exchange_id, min(id) AS lo, max(id) AS hi FROM new_rows GROUP BY exchange_id) n
+  JOIN exchanges e ON e.id = n.exchange_id;
   RETURN NULL;
 END $$;
 -- +goose StatementEnd
