@@ -10,7 +10,8 @@
 --   m: entries appended to exchange x of user u, ids a..b (one per statement
 --      and exchange)
 --   x: exchange x of user u made, changed or deleted (at commit, so after the
---      entries of the same transaction); a heartbeat alone sends nothing
+--      entries of the same transaction); a heartbeat, or the byte count an
+--      appended entry adds to (00003), sends nothing
 --   p: page pg of user u made or changed
 --   s: a Stop of exchange x's turn was asked for (turn_stop_requests)
 -- Token deltas are sent by the process writing the reply (kind d), outside
@@ -43,7 +44,8 @@ CREATE CONSTRAINT TRIGGER exchanges_notify AFTER INSERT OR DELETE ON exchanges
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION palaver_notify_exchange();
 CREATE CONSTRAINT TRIGGER exchanges_notify_update AFTER UPDATE ON exchanges
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN ((to_jsonb(OLD) - 'turn_heartbeat_at') IS DISTINCT FROM (to_jsonb(NEW) - 'turn_heartbeat_at'))
+  WHEN ((to_jsonb(OLD) - 'turn_heartbeat_at' - 'stored_bytes' - 'title_tsv')
+    IS DISTINCT FROM (to_jsonb(NEW) - 'turn_heartbeat_at' - 'stored_bytes' - 'title_tsv'))
   EXECUTE FUNCTION palaver_notify_exchange();
 
 -- +goose StatementBegin
