@@ -236,6 +236,26 @@ func (st *stream) until(what string, done func(e sseEvent) bool) {
 	}
 }
 
+// ends waits for the server to end the stream, and checks that it sent no
+// entry before (headers' changes may come).
+func (st *stream) ends() {
+	st.t.Helper()
+	timeout := time.After(xprocWait)
+	for {
+		select {
+		case e, ok := <-st.events:
+			if !ok {
+				return
+			}
+			if e.kind != "turn" {
+				st.t.Fatalf("the stream went on with %+v; want its end", e)
+			}
+		case <-timeout:
+			st.t.Fatal("the stream did not end")
+		}
+	}
+}
+
 // entries are the ids of the entries the stream sent, in order.
 func (st *stream) entries() []int64 {
 	var ids []int64
@@ -295,6 +315,7 @@ type tab struct {
 	typed   strings.Builder
 	turn    string // the composer's last turn state
 	frames  int
+	raw     strings.Builder // every frame, one after the other
 }
 
 func (ts *twoServers) openTab(s *server, cookie string) *tab {
@@ -329,6 +350,7 @@ func (tb *tab) read(deadline time.Time) {
 		tb.t.Fatalf("read /live: %v (entries %v, turn %q)", err, tb.entries, tb.turn)
 	}
 	tb.frames++
+	tb.raw.Write(data)
 	doc, err := html.Parse(strings.NewReader(string(data)))
 	if err != nil {
 		tb.t.Fatal(err)
@@ -433,6 +455,17 @@ func TestTwoProcessesFollowATurn(t *testing.T) {
 	if typed := tb.typed.String(); typed == "" || !strings.HasPrefix(reply.Content, strings.TrimSpace(typed)) {
 		t.Fatalf("the tab on B was typed %q; want a beginning of the reply %q", typed, reply.Content)
 	}
+
+	// A rename through A reaches the tab's sidebar on B; a deletion
+	// through A ends B's stream.
+	if code := ts.a.api(http.MethodPatch, fmt.Sprintf("/api/chat/exchange/%d", ex), ts.key, map[string]any{"title": "Renamed through A"}, nil); code != http.StatusOK {
+		t.Fatalf("rename through A: %d", code)
+	}
+	tb.until("the new title", func() bool { return strings.Contains(tb.raw.String(), "Renamed through A") })
+	if code := ts.a.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", ex), ts.key, nil, nil); code != http.StatusOK {
+		t.Fatalf("delete through A: %d", code)
+	}
+	st.ends()
 }
 
 // TestStopOnAnotherProcess: a Stop sent to B stops the turn A runs, and
