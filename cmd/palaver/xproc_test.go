@@ -466,6 +466,24 @@ func TestTwoProcessesFollowATurn(t *testing.T) {
 		t.Fatalf("delete through A: %d", code)
 	}
 	st.ends()
+
+	// A page saved through A reaches the editor of B's tab.
+	var page struct {
+		ID int64 `json:"id"`
+	}
+	if code := ts.a.api(http.MethodPost, "/api/pages", ts.key, map[string]any{"title": "Notes", "content": "# Notes"}, &page); code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("create a page through A: %d", code)
+	}
+	if err := tb.conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"watch","page_id":%d}`, page.ID)); err != nil {
+		t.Fatal(err)
+	}
+	// The watch is answered with nothing (no chat is shown): give B a
+	// moment to take it before the save.
+	time.Sleep(300 * time.Millisecond)
+	if code := ts.a.api(http.MethodPut, fmt.Sprintf("/api/pages/%d", page.ID), ts.key, map[string]any{"content": "# Notes\n\nSaved through A"}, nil); code != http.StatusOK {
+		t.Fatalf("save the page through A: %d", code)
+	}
+	tb.until("the page's new text", func() bool { return strings.Contains(tb.raw.String(), "Saved through A") })
 }
 
 // TestStopOnAnotherProcess: a Stop sent to B stops the turn A runs, and
