@@ -94,7 +94,7 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_count = ? WHERE id = ?`, (n+1)/2, exchangeID); err != nil {
+	if _, err := tx.ExecContext(ctx, e.rebind(`UPDATE exchanges SET turn_count = ? WHERE id = ?`), (n+1)/2, exchangeID); err != nil {
 		return err
 	}
 	return tx.Commit()

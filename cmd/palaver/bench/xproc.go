@@ -22,8 +22,9 @@ import (
 // refuse the 200 sockets of one user).
 func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) error {
 	fmt.Fprintf(stdout, "# palaver bench --postgres: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	fmt.Fprintf(stdout, "# sizes: fanout %d sockets x %d rounds\n", size.FanoutClients, size.FanoutRounds)
-	fmt.Fprintln(stdout, "# not run here: disk, append, fork, throughput, history, search, websocket rss (their raw baselines are SQLite's SQL)")
+	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, fork %d messages, fanout %d sockets x %d rounds\n",
+		size.AppendBig, size.AppendSmall, size.AppendBig, size.FanoutClients, size.FanoutRounds)
+	fmt.Fprintln(stdout, "# not run here: disk, throughput, history, search, websocket rss (their raw baselines are SQLite's SQL)")
 	benchDSN, drop, err := scratchDatabase(ctx, dsn)
 	if err != nil {
 		return err
@@ -37,8 +38,13 @@ func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) e
 	}
 	defer e.close()
 	r := report{stdout}
-	if err := fanoutFigures(ctx, e, r); err != nil {
-		return fmt.Errorf("fanout: %w", err)
+	for _, f := range []struct {
+		name string
+		run  figure
+	}{{"append", appendFigures}, {"fork", forkFigures}, {"fanout", fanoutFigures}} {
+		if err := f.run(ctx, e, r); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
 	}
 	if err := xprocFigures(ctx, e, benchDSN, r); err != nil {
 		return fmt.Errorf("xproc fanout: %w", err)
@@ -88,4 +94,23 @@ func scratchDatabase(ctx context.Context, dsn string) (string, func(), error) {
 	}
 	u.Path = "/" + name
 	return u.String(), drop, nil
+}
+
+// rebind writes a query's ? placeholders as PostgreSQL's $1, $2, … when the
+// bench runs there (the seeding's raw SQL is written for SQLite).
+func (e *env) rebind(query string) string {
+	if e.store.Dialect() != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
