@@ -73,8 +73,8 @@ type Waker struct {
 	out     []*models.Notice       // reply pieces to send
 	kick    chan struct{}
 
-	connected atomic.Bool
-	connects  atomic.Int64
+	tries    atomic.Int64 // listening sessions begun
+	connects atomic.Int64 // listening sessions that got as far as listening
 }
 
 // remoteReply is the text of a reply another process is writing, as heard.
@@ -103,9 +103,6 @@ func StartWaker(ctx context.Context, svc *Service, store WakeStore, dsn string) 
 	return w
 }
 
-// Connected says whether the listening connection is up.
-func (w *Waker) Connected() bool { return w.connected.Load() }
-
 // listen holds the listening connection, reconnecting after a pause that
 // grows while the database stays away.
 func (w *Waker) listen(ctx context.Context) {
@@ -114,7 +111,6 @@ func (w *Waker) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		before := w.connects.Load()
 		err := w.session(ctx)
-		w.connected.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -134,6 +130,7 @@ func (w *Waker) listen(ctx context.Context) {
 // session connects, listens and handles notifications until the connection
 // fails. Once listening again after a loss, every subscriber catches up.
 func (w *Waker) session(ctx context.Context) error {
+	try := w.tries.Add(1)
 	cfg, err := pgx.ParseConfig(w.dsn)
 	if err != nil {
 		return err
@@ -158,8 +155,8 @@ func (w *Waker) session(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", models.LivenessKey(w.svc.owner)); err != nil {
 		return err
 	}
-	w.connected.Store(true)
-	if w.connects.Add(1) > 1 {
+	w.connects.Add(1)
+	if try > 1 { // not the first try: what was committed meanwhile was not heard
 		w.log.Info("listening again; live views catch up from the database")
 		w.mu.Lock()
 		clear(w.replies)
