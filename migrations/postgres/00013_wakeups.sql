@@ -10,8 +10,9 @@
 --   m: entries appended to exchange x of user u, ids a..b (one per statement
 --      and exchange)
 --   x: exchange x of user u made, changed or deleted (at commit, so after the
---      entries of the same transaction); a heartbeat, or the byte count an
---      appended entry adds to (00003), sends nothing
+--      entries of the same transaction); a heartbeat, or what an appended
+--      entry keeps up to date in its header (the byte count of 00003, the
+--      summary ids of 00011), sends nothing
 --   p: page pg of user u made or changed
 --   s: a Stop of exchange x's turn was asked for (turn_stop_requests)
 -- Token deltas are sent by the process writing the reply (kind d), outside
@@ -44,8 +45,8 @@ CREATE CONSTRAINT TRIGGER exchanges_notify AFTER INSERT OR DELETE ON exchanges
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION palaver_notify_exchange();
 CREATE CONSTRAINT TRIGGER exchanges_notify_update AFTER UPDATE ON exchanges
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-  WHEN ((to_jsonb(OLD) - 'turn_heartbeat_at' - 'stored_bytes' - 'title_tsv')
-    IS DISTINCT FROM (to_jsonb(NEW) - 'turn_heartbeat_at' - 'stored_bytes' - 'title_tsv'))
+  WHEN ((to_jsonb(OLD) - ARRAY['turn_heartbeat_at', 'stored_bytes', 'title_tsv', 'first_query_id', 'first_reply_id', 'last_reply_id'])
+    IS DISTINCT FROM (to_jsonb(NEW) - ARRAY['turn_heartbeat_at', 'stored_bytes', 'title_tsv', 'first_query_id', 'first_reply_id', 'last_reply_id']))
   EXECUTE FUNCTION palaver_notify_exchange();
 
 -- +goose StatementBegin
