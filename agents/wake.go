@@ -194,13 +194,17 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 	if n.Origin == w.tag {
 		return nil // committed here: told already
 	}
-	if n.Kind != models.NotifyDelta && !w.hub.Watched(n.User) {
-		// Nobody here shows it: nothing to read (a tab that opens later
-		// reads the database), and what was heard of its reply is forgotten.
-		if n.Kind == models.NotifyExchange {
-			w.forgetReply(n.Exchange)
+	if n.Kind == models.NotifyExchange {
+		// Whether its reply's pieces are taken follows the turn's state,
+		// whoever watches (a tab may open mid-reply).
+		if n.Status == models.TurnRunning {
+			w.openReply(n.Exchange, n.User)
+		} else {
+			w.closeReply(n.Exchange)
 		}
-		return nil
+	}
+	if n.Kind != models.NotifyDelta && !w.hub.Watched(n.User) {
+		return nil // nobody here shows it: nothing to read (a tab that opens later reads the database)
 	}
 	switch n.Kind {
 	case models.NotifyEntries:
@@ -231,11 +235,6 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 		if err != nil {
 			return err
 		}
-		if ex.TurnStatus == models.TurnRunning {
-			w.openReply(ex)
-		} else {
-			w.closeReply(ex.ID)
-		}
 		w.hub.PublishRemote(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
 	case models.NotifyPage:
 		w.hub.PublishRemote(Event{Kind: EventPage, UserID: n.User, PageID: n.Page})
@@ -248,21 +247,13 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 }
 
 // openReply starts taking the pieces of a reply another process writes.
-func (w *Waker) openReply(ex *models.Exchange) {
+func (w *Waker) openReply(exchangeID, userID int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if r := w.replies[ex.ID]; r != nil && r.open {
+	if r := w.replies[exchangeID]; r != nil && r.open {
 		return
 	}
-	w.replies[ex.ID] = &remoteReply{userID: ex.UserID, open: true}
-}
-
-// forgetReply forgets what was heard of an exchange's reply: its next
-// pieces are taken as they come.
-func (w *Waker) forgetReply(exchangeID int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.replies, exchangeID)
+	w.replies[exchangeID] = &remoteReply{userID: userID, open: true}
 }
 
 // closeReply ends a reply: pieces that come after it are late, and dropped.

@@ -46,8 +46,7 @@ func TestDeltaPayloadsStayUnderTheLimit(t *testing.T) {
 // unknown, and pieces after the reply's end are late.
 func TestRemoteReplyPieces(t *testing.T) {
 	w := &Waker{replies: map[int64]*remoteReply{}}
-	ex := &models.Exchange{ID: 5, UserID: 1, TurnStatus: models.TurnRunning}
-	w.openReply(ex)
+	w.openReply(5, 1)
 	piece := func(offset int, text string) bool {
 		return w.heard(&models.Notice{Kind: models.NotifyDelta, Exchange: 5, User: 1, Offset: offset, Text: text})
 	}
@@ -70,7 +69,7 @@ func TestRemoteReplyPieces(t *testing.T) {
 	if piece(25, " end") {
 		t.Fatal("a piece after the reply's end was shown")
 	}
-	w.openReply(ex) // the next turn
+	w.openReply(5, 1) // the next turn
 	if !piece(0, "Next") || w.replySoFar(1, 5) != "Next" {
 		t.Fatalf("the next turn's reply: %q", w.replySoFar(1, 5))
 	}

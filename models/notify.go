@@ -24,7 +24,7 @@ const NotifyChannel = "palaver"
 // Notification kinds (the payload's "k"; see migration 00013).
 const (
 	NotifyEntries  = "m" // entries A..B appended to exchange X of user U
-	NotifyExchange = "x" // exchange X of user U made, changed or deleted
+	NotifyExchange = "x" // exchange X of user U made, changed or deleted; its turn ST
 	NotifyPage     = "p" // page PG of user U made or changed
 	NotifyStop     = "s" // a Stop of exchange X's turn, held by W, was asked for
 	NotifyDelta    = "d" // a piece of a reply being written (sent by the process writing it)
@@ -35,6 +35,7 @@ type Notice struct {
 	Kind     string `json:"k"`
 	Exchange int64  `json:"x,omitempty"`
 	User     int64  `json:"u,omitempty"`
+	Status   string `json:"st,omitempty"` // exchange: its turn's status as committed
 	Page     int64  `json:"pg,omitempty"`
 	From     int64  `json:"a,omitempty"` // entries: the first id
 	To       int64  `json:"b,omitempty"` // entries: the last id

@@ -79,7 +79,7 @@ func TestNotifications(t *testing.T) {
 	// The entries first, then the exchange (its notice is sent at commit).
 	wantNotices(t, "start", heard(t, s, conn),
 		Notice{Kind: NotifyEntries, Exchange: ex.ID, User: u.ID, From: q.ID, To: q.ID},
-		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
+		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID, Status: TurnRunning})
 
 	if err := s.Heartbeat(ctx, ex.ID, "me"); err != nil {
 		t.Fatal(err)
@@ -98,19 +98,19 @@ func TestNotifications(t *testing.T) {
 	}
 	wantNotices(t, "finish", heard(t, s, conn),
 		Notice{Kind: NotifyEntries, Exchange: ex.ID, User: u.ID, From: reply.ID, To: reply.ID},
-		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
+		Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID, Status: TurnIdle})
 
 	if _, err := s.RenameExchange(ctx, u.ID, ex.ID, "renamed"); err != nil {
 		t.Fatal(err)
 	}
-	wantNotices(t, "rename", heard(t, s, conn), Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID})
+	wantNotices(t, "rename", heard(t, s, conn), Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID, Status: TurnIdle})
 
 	fork, err := s.Fork(ctx, u.ID, ex.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := heard(t, s, conn)
-	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: fork.ID, User: u.ID}) {
+	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: fork.ID, User: u.ID, Status: TurnIdle}) {
 		t.Fatalf("fork: %+v", got)
 	}
 
@@ -125,7 +125,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = heard(t, s, conn)
-	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID}) {
+	if len(got) == 0 || got[len(got)-1] != (Notice{Kind: NotifyExchange, Exchange: ex.ID, User: u.ID, Status: TurnIdle}) {
 		t.Fatalf("delete: %+v", got)
 	}
 

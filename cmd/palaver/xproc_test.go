@@ -497,6 +497,7 @@ func TestStopOnAnotherProcess(t *testing.T) {
 	question := "please " + strings.Repeat("go on ", 150)
 	done := make(chan apiAnswer, 1)
 	go func() { done <- ts.chat(ts.a, ex, question) }()
+	st.until("the message", func(e sseEvent) bool { return e.kind == "entry" && e.entry.Role == "user" })
 	st.until("the reply being typed", func(e sseEvent) bool { return e.kind == "delta" })
 
 	var stopped apiAnswer
@@ -542,6 +543,7 @@ func TestKilledProcessTurnRetriedByAnother(t *testing.T) {
 			res.Body.Close()
 		}
 	}()
+	st.until("the message", func(e sseEvent) bool { return e.kind == "entry" && e.entry.Role == "user" })
 	st.until("the reply being typed", func(e sseEvent) bool { return e.kind == "delta" })
 	if err := ts.a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,8 @@
 -- others skip what is for users none of whose tabs they hold):
 --   m: entries appended to exchange x of user u, ids a..b (one per statement
 --      and exchange)
---   x: exchange x of user u made, changed or deleted (at commit, so after the
+--   x: exchange x of user u made, changed or deleted, its turn now st (at
+--      commit, so after the
 --      entries of the same transaction); a heartbeat, or what an appended
 --      entry keeps up to date in its header (the byte count of 00003, the
 --      summary ids of 00011), sends nothing
@@ -36,7 +37,7 @@ CREATE FUNCTION palaver_notify_exchange() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r exchanges;
 BEGIN
   IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
-  PERFORM pg_notify('palaver', json_build_object('k', 'x', 'x', r.id, 'u', r.user_id,
+  PERFORM pg_notify('palaver', json_build_object('k', 'x', 'x', r.id, 'u', r.user_id, 'st', r.turn_status,
     'o', current_setting('application_name'))::text);
   RETURN NULL;
 END $$;
