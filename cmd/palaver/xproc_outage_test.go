@@ -145,9 +145,23 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 			t.Fatalf("a process does not say it listens again:\n%s", s.log)
 		}
 	}
-	// The pools may hand out a connection that died with the server once
-	// (that is the pool's business, not the listener's): the turn is sent
-	// until it is taken.
+	// The pools may hand out a connection that died with the server (that
+	// is the pools' business, not the listeners'): wait until both
+	// processes say they are healthy, then send the turn until it is taken.
+	for _, s := range []*server{ts.a, ts.b} {
+		for deadline := time.Now().Add(xprocWait); ; time.Sleep(200 * time.Millisecond) {
+			res, err := http.Get(s.base + "/healthz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s/healthz does not answer 200 after the outage", s.base)
+			}
+		}
+	}
 	st := ts.openStream(ts.b, ex, 1)
 	st.until("the turn state", func(e sseEvent) bool { return e.kind == "turn" })
 	var answer apiAnswer
@@ -156,9 +170,10 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 		if code == http.StatusOK {
 			break
 		}
-		if tries == 3 {
+		if tries == 10 {
 			t.Fatalf("POST /api/chat after the outage: %d", code)
 		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	st.until("the reply", func(e sseEvent) bool { return e.kind == "entry" && e.entry.Content == answer.Response })
 	log := ts.messages(ts.b, ex)
