@@ -50,6 +50,9 @@ const subscriberBuffer = 512
 type Hub struct {
 	mu   sync.RWMutex
 	subs map[int64]map[*Subscription]struct{}
+	// relay hears the deltas published here, to pass them on to other
+	// processes (wake.go, PostgreSQL only); set before the first Publish.
+	relay func(Event)
 }
 
 // NewHub makes an empty hub.
@@ -101,6 +104,14 @@ func (s *Subscription) Lagged() bool {
 
 // Publish sends e to every subscriber of its user without blocking.
 func (h *Hub) Publish(e Event) {
+	if e.Kind == EventDelta && h.relay != nil {
+		h.relay(e) // hook: other processes' tabs see the reply typed (wake.go)
+	}
+	h.fanout(e)
+}
+
+// fanout sends e to this process's subscribers of its user.
+func (h *Hub) fanout(e Event) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for s := range h.subs[e.UserID] {

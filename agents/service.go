@@ -87,6 +87,9 @@ type Service struct {
 	bg         context.Context
 	stopBg     context.CancelFunc
 	background sync.WaitGroup
+	// waker carries the service's turns to and from other processes on
+	// PostgreSQL (wake.go); nil on SQLite.
+	waker *Waker
 }
 
 // New builds a service over a store and a provider.

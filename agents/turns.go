@@ -97,7 +97,7 @@ func (s *Service) ReplySoFar(userID, exchangeID int64) string {
 	r := s.running[exchangeID]
 	s.mu.Unlock()
 	if r == nil || r.userID != userID {
-		return ""
+		return s.remoteReplySoFar(userID, exchangeID) // hook: wake_hooks.go
 	}
 	return r.reply.String()
 }
@@ -293,7 +293,7 @@ func (s *Service) Stop(ctx context.Context, userID, exchangeID int64) (*TurnResu
 			return nil, err
 		}
 		if ex.TurnStatus == models.TurnRunning {
-			return nil, ErrNotHere
+			return s.stopElsewhere(ctx, userID, exchangeID) // hook: wake_hooks.go
 		}
 		return nil, ErrNotRunning
 	}
@@ -363,7 +363,7 @@ func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
 	}
 	var failed []models.Exchange
 	for _, ex := range running {
-		if ex.TurnOwner == nil || !s.ownerDead(*ex.TurnOwner) {
+		if ex.TurnOwner == nil || !(s.ownerDead(*ex.TurnOwner) || s.ownerGone(ctx, &ex)) { // hook: wake_hooks.go
 			continue
 		}
 		if _, err := s.store.FailTurn(ctx, ex.ID, *ex.TurnOwner, reason); err != nil {
@@ -376,6 +376,7 @@ func (s *Service) RecoverStaleTurns(ctx context.Context) (int, error) {
 	}
 	stale, err := s.store.RecoverStaleTurns(ctx, time.Now().Add(-s.opts.StaleAfter), reason)
 	failed = append(failed, stale...)
+	s.announceFailed(ctx, failed) // hook: wake_hooks.go
 	for _, ex := range failed {
 		// A sub-run is its parent turn's business, which failed with it.
 		if ex.TurnAttempts > s.opts.AutoRetries || ex.Scope == models.ScopeSubRun {

@@ -25,6 +25,7 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	group   *committer // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
+	tag     string     // the application_name of its PostgreSQL sessions (notify.go)
 }
 
 // Options tune how a database is opened.
@@ -52,11 +53,14 @@ func Open(dsn string, opts Options) (*Store, error) {
 		cfg.Logger = opts.Logger
 	}
 	if isPostgres(dsn) {
-		db, err := gorm.Open(postgres.Open(withConnectTimeout(dsn)), cfg)
+		// Every session is named after this store (notify.go), so that its
+		// holder can tell its own notifications from other processes'.
+		tag := newProcessTag()
+		db, err := gorm.Open(postgres.Open(withProcessTag(withConnectTimeout(dsn), tag)), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		return &Store{db: db, dialect: "postgres"}, nil
+		return &Store{db: db, dialect: "postgres", tag: tag}, nil
 	}
 	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous)
 	if err != nil {

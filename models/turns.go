@@ -373,10 +373,10 @@ func (s *Store) RetryTurn(ctx context.Context, userID, exchangeID int64, owner s
 }
 
 // RunningTurns lists the exchanges whose turn is running, with their lease
-// owners and attempts, across all users (for recovery, not for display).
+// owners, attempts and heartbeats, across all users (for recovery, not for display).
 func (s *Store) RunningTurns(ctx context.Context) ([]Exchange, error) {
 	var out []Exchange
-	err := s.db.WithContext(ctx).Select("id, user_id, scope, turn_owner, turn_attempts").
+	err := s.db.WithContext(ctx).Select("id, user_id, scope, turn_owner, turn_attempts, turn_heartbeat_at").
 		Where("turn_status = ?", TurnRunning).Find(&out).Error
 	return out, wrap("running turns", err)
 }

@@ -16,6 +16,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := f.bool("quick", false, "shrink the data and the work to finish in under a minute")
 	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
 	cpuProfile := f.string("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	pgURL := f.string("postgres", "", "measure on the PostgreSQL server at this postgres:// URL instead (a database of its own is made there and dropped), with xproc_fanout_p99_ms")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -35,6 +36,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *pgURL != "" {
+		return bench.RunPostgres(ctx, stdout, *pgURL, size)
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -116,12 +116,19 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer closeShared()
 	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs})
+	recoverEvery := time.Minute
+	if store.Dialect() == "postgres" {
+		// Other processes may share the database: hear what they commit,
+		// reach their turns, and look for dead ones often (issue 13).
+		agents.StartWaker(ctx, svc, store, *db)
+		recoverEvery = 5 * time.Second
+	}
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		log.Warn("failed turns left running by a stopped server", "count", n)
 	}
-	go recoverPeriodically(ctx, svc, log)
+	go recoverPeriodically(ctx, svc, recoverEvery, log)
 	go retainPeriodically(ctx, store, models.RetentionEvery, log)
 
 	app := handlers.New(handlers.Deps{
@@ -203,9 +210,10 @@ func warnUsernameClashes(ctx context.Context, store *models.Store, log *slog.Log
 	return nil
 }
 
-// recoverPeriodically fails turns whose process died, for as long as ctx lives.
-func recoverPeriodically(ctx context.Context, svc *agents.Service, log *slog.Logger) {
-	t := time.NewTicker(time.Minute)
+// recoverPeriodically fails turns whose process died, every so often, for
+// as long as ctx lives.
+func recoverPeriodically(ctx context.Context, svc *agents.Service, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

@@ -109,6 +109,7 @@ type env struct {
 	raw     *sql.DB // a second pool on the same file, same SQLite settings
 	svc     *agents.Service
 	addr    string
+	via     string // where chat posts turns when not addr (xproc.go)
 	http    *http.Client
 	jar     http.CookieJar
 	userID  int64
@@ -141,23 +142,38 @@ func start(ctx context.Context, path string, size Size) (_ *env, err error) {
 			e.close()
 		}
 	}()
+	if err := e.serve(ctx, path); err != nil {
+		return nil, err
+	}
+	e.jar, _ = cookiejar.New(nil)
+	e.http = &http.Client{Jar: e.jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	if err := e.signUp(ctx); err != nil {
+		return nil, fmt.Errorf("sign up: %w", err)
+	}
+	return e, nil
+}
+
+// serve opens and migrates the database at path (a SQLite file or a
+// postgres:// URL) and serves the app on it on a loopback listener. On
+// PostgreSQL the app listens for other processes' commits, as serve does.
+func (e *env) serve(ctx context.Context, path string) (err error) {
 	opts := models.Options{Synchronous: "full"}
 	if e.store, err = models.Open(path, opts); err != nil {
-		return nil, err
+		return err
 	}
 	e.closers = append(e.closers, func() { e.store.Close() })
 	if _, err := e.store.Migrate(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	// The raw baseline: plain database/sql on a second pool opened with the
 	// very same DSN and pool settings as the app's (models.Open builds it).
 	rawStore, err := models.Open(path, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.closers = append(e.closers, func() { rawStore.Close() })
 	if e.raw, err = rawStore.SQL(); err != nil {
-		return nil, err
+		return err
 	}
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -170,13 +186,18 @@ func start(ctx context.Context, path string, size Size) (_ *env, err error) {
 		defer cancel()
 		_ = e.svc.Close(cctx)
 	})
+	if e.store.Dialect() == "postgres" {
+		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		agents.StartWaker(wctx, e.svc, e.store, path)
+		e.closers = append(e.closers, stop)
+	}
 	assets, err := static.Load()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sqlDB, err := e.store.SQL()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	app := handlers.New(handlers.Deps{
 		Store:    e.store,
@@ -189,18 +210,12 @@ func start(ctx context.Context, path string, size Size) (_ *env, err error) {
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	go func() { _ = app.Listener(handlers.Listener(ln)) }()
 	e.closers = append(e.closers, func() { _ = app.ShutdownWithTimeout(2 * time.Second) })
-
 	e.addr = ln.Addr().String()
-	e.jar, _ = cookiejar.New(nil)
-	e.http = &http.Client{Jar: e.jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	if err := e.signUp(ctx); err != nil {
-		return nil, fmt.Errorf("sign up: %w", err)
-	}
-	return e, nil
+	return nil
 }
 
 // close undoes start, last step first.

@@ -57,7 +57,11 @@ func (e *env) chat(query string, exchangeID int64) (int64, error) {
 		body["exchange_id"] = exchangeID
 	}
 	j, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+e.addr+"/api/chat", strings.NewReader(string(j)))
+	addr := e.addr
+	if e.via != "" {
+		addr = e.via // hook: the cross-process fanout (xproc.go)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/chat", strings.NewReader(string(j)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", e.apiKey)
 	res, err := e.http.Do(req)
@@ -90,7 +94,7 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, created_at) VALUES (?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -105,7 +109,7 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_count = ? WHERE id = ?`, (n+1)/2, exchangeID); err != nil {
+	if _, err := tx.ExecContext(ctx, e.rebind(`UPDATE exchanges SET turn_count = ? WHERE id = ?`), (n+1)/2, exchangeID); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -83,11 +83,11 @@ func (e *env) seedForkLog(ctx context.Context, userID int64, n int, long bool) (
 	defer tx.Rollback()
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
-		VALUES (?, 'general', 'the bench fork', 'router', ?, ?, ?) RETURNING id`, userID, n/2, at, at).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(ctx, e.rebind(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		VALUES (?, 'general', 'the bench fork', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
 		return 0, err
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return 0, err
 	}

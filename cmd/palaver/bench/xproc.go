@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"runtime"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RunPostgres measures on PostgreSQL (`palaver bench --postgres URL`): on
+// a database of its own, made on that server and dropped afterwards, the
+// figures that mean the same there, and xproc_fanout_p99_ms: a message
+// committed through one app instance reaching the websockets held by
+// another, which hears of it through the database (LISTEN/NOTIFY), beside
+// fanout_p99_ms, the same within one instance. The two instances run in
+// this process, each with its own pool, listening connection and hub, as
+// two serve processes would (serve's per-user limit of 32 websockets would
+// refuse the 200 sockets of one user).
+func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) error {
+	fmt.Fprintf(stdout, "# palaver bench --postgres: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, fork %d messages, fanout %d sockets x %d rounds\n",
+		size.AppendBig, size.AppendSmall, size.AppendBig, size.FanoutClients, size.FanoutRounds)
+	fmt.Fprintln(stdout, "# not run here: disk, throughput, history, search, websocket rss (their raw baselines are SQLite's SQL)")
+	benchDSN, drop, err := scratchDatabase(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	u, _ := url.Parse(benchDSN)
+	fmt.Fprintf(stdout, "# on a scratch database %s, dropped afterwards\n", strings.TrimPrefix(u.Path, "/"))
+	e, err := start(ctx, benchDSN, size)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	r := report{stdout}
+	for _, f := range []struct {
+		name string
+		run  figure
+	}{{"append", appendFigures}, {"fork", forkFigures}, {"fanout", fanoutFigures}} {
+		if err := f.run(ctx, e, r); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	if err := xprocFigures(ctx, e, benchDSN, r); err != nil {
+		return fmt.Errorf("xproc fanout: %w", err)
+	}
+	return nil
+}
+
+// xprocFigures: the fanout, with the websockets on a second app instance
+// and the turns posted through the first.
+func xprocFigures(ctx context.Context, e *env, dsn string, r report) error {
+	peer := &env{size: e.size, jar: e.jar, http: e.http, userID: e.userID, apiKey: e.apiKey, via: e.addr}
+	defer peer.close()
+	if err := peer.serve(ctx, dsn); err != nil {
+		return err
+	}
+	p99, first, err := peer.fanout(ctx)
+	if err != nil {
+		return err
+	}
+	r.line("xproc_fanout_p99_ms", ms(p99), "≤ 100; committed through instance A, to the websockets on instance B")
+	r.anchor("xproc_fanout_first_max_ms", ms(first), "the first message to B's freshly opened sockets, not in the p99")
+	return nil
+}
+
+// scratchDatabase makes an empty database on dsn's server for the bench and
+// returns its URL, and a func that drops it.
+func scratchDatabase(ctx context.Context, dsn string) (string, func(), error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", nil, fmt.Errorf("--postgres wants a postgres:// URL")
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to the --postgres server: %w", err)
+	}
+	name := "palaver_bench_" + randHex(4)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		conn.Close(ctx)
+		return "", nil, fmt.Errorf("the bench makes a database of its own, and could not: %w", err)
+	}
+	drop := func() {
+		dctx := context.WithoutCancel(ctx)
+		if _, err := conn.Exec(dctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			fmt.Println("# could not drop the bench's database", name+":", err)
+		}
+		conn.Close(dctx)
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
+}
+
+// rebind writes a query's ? placeholders as PostgreSQL's $1, $2, … when the
+// bench runs there (the seeding's raw SQL is written for SQLite).
+func (e *env) rebind(query string) string {
+	if e.store.Dialect() != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
