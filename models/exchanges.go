@@ -221,13 +221,15 @@ func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) 
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var own []int64
-		if err := tx.Model(&Exchange{}).Where("user_id = ? AND id IN ?", userID, ids).Pluck("id", &own).Error; err != nil {
+		// +user_id: primary-key reads, not a walk of the user's activity
+		// index (which covers id, so SQLite would take it).
+		if err := tx.Model(&Exchange{}).Where("+user_id = ? AND id IN ?", userID, ids).Pluck("id", &own).Error; err != nil {
 			return err
 		}
 		if err := s.reparentForks(tx, own); err != nil {
 			return err
 		}
-		res := tx.Where("user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
+		res := tx.Where("+user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
 		n = res.RowsAffected
 		return res.Error
 	})

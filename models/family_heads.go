@@ -29,12 +29,16 @@ func (s *Store) FamilyHeads(ctx context.Context, userID int64, ids []int64) (map
 		return out, nil
 	}
 	db := s.db.WithContext(ctx)
+	// +user_id: the ids are primary-key reads. Selecting only what the
+	// user's activity index covers, SQLite would otherwise walk all of the
+	// user's exchanges through that index (every live event of a tab paid
+	// for the size of its user's history).
 	var roots []struct {
 		Start int64
 		Root  int64
 	}
 	err := db.Raw(`WITH RECURSIVE up(start, id, parent) AS (
-			SELECT id, id, forked_from_id FROM exchanges WHERE user_id = ? AND id IN ?
+			SELECT id, id, forked_from_id FROM exchanges WHERE +user_id = ? AND id IN ?
 			UNION ALL
 			SELECT up.start, e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
 		) SELECT start, id AS root FROM up WHERE parent IS NULL`, userID, ids).Scan(&roots).Error
@@ -57,7 +61,7 @@ func (s *Store) FamilyHeads(ctx context.Context, userID int64, ids []int64) (map
 		UpdatedAt time.Time
 	}
 	err = db.Raw(`WITH RECURSIVE down(root, id) AS (
-			SELECT id, id FROM exchanges WHERE id IN ? AND user_id = ?
+			SELECT id, id FROM exchanges WHERE id IN ? AND +user_id = ?
 			UNION ALL
 			SELECT down.root, e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
 		) SELECT down.root, down.id, e.scope, e.pinned, e.archived, e.updated_at

@@ -289,7 +289,7 @@ func (s *Store) Families(ctx context.Context, userID int64, ids []int64) (map[in
 		Root  int64
 	}
 	err := db.Raw(`WITH RECURSIVE up(start, id, parent) AS (
-			SELECT id, id, forked_from_id FROM exchanges WHERE user_id = ? AND id IN ?
+			SELECT id, id, forked_from_id FROM exchanges WHERE +user_id = ? AND id IN ?
 			UNION ALL
 			SELECT up.start, e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
 		) SELECT start, id AS root FROM up WHERE parent IS NULL`, userID, ids).Scan(&roots).Error

@@ -171,7 +171,7 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	if current != 0 && current != ex.ID {
 		ids = append(ids, current)
 	}
-	heads, err := s.store.FamilyHeads(ctx, v.UserID, ids)
+	heads, err := s.eventFamilyHeads(ctx, v.UserID, ex, current, ids)
 	if err != nil {
 		return views.HistoryItem{}, err
 	}

@@ -44,6 +44,7 @@ type Screens struct {
 	store    Store
 	admin    AdminStore
 	markdown *views.Markdown
+	families familyMemo // one family lookup per live event (family_memo.go)
 }
 
 // New builds screens over store (admin: the admin area's reads), rendering
