@@ -182,21 +182,21 @@ func TestForkCopiesThePrefix(t *testing.T) {
 			}
 		}
 		alone, _, _ := mustTurn(t, s, TurnStart{UserID: f.ann.ID, Query: "alone"}, "yes")
-		fams, err := s.Families(ctx, f.ann.ID, []int64{f.root.ID, f.f2.ID, alone.ID, 9999})
+		heads, err := s.FamilyHeads(ctx, f.ann.ID, []int64{f.root.ID, f.f2.ID, alone.ID, 9999})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for id, want := range map[int64]FamilySummary{
-			f.root.ID: {f.root.ID, 3, f.f2.ID}, f.f2.ID: {f.root.ID, 3, f.f2.ID}, alone.ID: {alone.ID, 1, alone.ID},
+		for id, want := range map[int64]FamilyHead{
+			f.root.ID: {f.root.ID, 3, false}, f.f2.ID: {f.root.ID, 3, true}, alone.ID: {alone.ID, 1, true},
 		} {
-			if fams[id] != want {
-				t.Errorf("family of %d: %+v, want %+v", id, fams[id], want)
+			if heads[id] != want {
+				t.Errorf("family of %d: %+v, want %+v", id, heads[id], want)
 			}
 		}
-		if len(fams) != 3 {
-			t.Errorf("families %v, want three entries", fams)
+		if len(heads) != 3 {
+			t.Errorf("families %v, want three entries", heads)
 		}
-		if other, err := s.Families(ctx, f.bob.ID, []int64{f.root.ID}); err != nil || len(other) != 0 {
+		if other, err := s.FamilyHeads(ctx, f.bob.ID, []int64{f.root.ID}); err != nil || len(other) != 0 {
 			t.Errorf("bob's view of ann's families: %v, %v", other, err)
 		}
 		if got, want := familyIDs(t, s, f.ann.ID, f.f1.ID), []string{
