@@ -98,6 +98,13 @@ func (s *Store) familyTreeOf(ctx context.Context, userID, exchangeID int64) ([]E
 	if err != nil {
 		return nil, nil, err
 	}
+	t, err := s.treeOf(ctx, family)
+	return family, t, err
+}
+
+// treeOf is the tree of a family (as Family returns it), with the length
+// of each member's log: one grouped read of the members' last seqs.
+func (s *Store) treeOf(ctx context.Context, family []Exchange) (*familyTree, error) {
 	ids := make([]int64, len(family))
 	for i, e := range family {
 		ids[i] = e.ID
@@ -106,14 +113,14 @@ func (s *Store) familyTreeOf(ctx context.Context, userID, exchangeID int64) ([]E
 		ExchangeID int64
 		Next       int64
 	}
-	err = s.db.WithContext(ctx).Model(&Message{}).Select("exchange_id, MAX(seq) + 1 AS next").
+	err := s.db.WithContext(ctx).Model(&Message{}).Select("exchange_id, MAX(seq) + 1 AS next").
 		Where("exchange_id IN ? AND seq IS NOT NULL", ids).Group("exchange_id").Scan(&lengths).Error
 	if err != nil {
-		return nil, nil, wrap("family tree", err)
+		return nil, wrap("family tree", err)
 	}
 	t := newFamilyTree(family)
 	for _, l := range lengths {
 		t.length[l.ExchangeID] = l.Next
 	}
-	return family, t, nil
+	return t, nil
 }

@@ -288,31 +288,25 @@ type BranchPoint struct {
 // at it, in seq order. It reads the family and each member's log length,
 // not the logs: the fork points say where logs part.
 func (s *Store) BranchPoints(ctx context.Context, userID, exchangeID int64) ([]BranchPoint, error) {
+	_, points, err := s.FamilyBranchPoints(ctx, userID, exchangeID)
+	return points, err
+}
+
+// FamilyBranchPoints is BranchPoints with the family it read (as Family
+// returns it), for a caller that needs the members too.
+func (s *Store) FamilyBranchPoints(ctx context.Context, userID, exchangeID int64) ([]Exchange, []BranchPoint, error) {
 	family, err := s.Family(ctx, userID, exchangeID)
 	if err != nil {
-		return nil, fmt.Errorf("branch points: %w", err)
+		return nil, nil, fmt.Errorf("branch points: %w", err)
 	}
 	if len(family) == 1 {
-		return []BranchPoint{}, nil
+		return family, []BranchPoint{}, nil
 	}
-	ids := make([]int64, len(family))
-	for i, e := range family {
-		ids[i] = e.ID
-	}
-	var lengths []struct {
-		ExchangeID int64
-		Next       int64
-	}
-	err = s.db.WithContext(ctx).Model(&Message{}).Select("exchange_id, MAX(seq) + 1 AS next").
-		Where("exchange_id IN ? AND seq IS NOT NULL", ids).Group("exchange_id").Scan(&lengths).Error
+	t, err := s.treeOf(ctx, family)
 	if err != nil {
-		return nil, wrap("branch points", err)
+		return nil, nil, err
 	}
-	t := newFamilyTree(family)
-	for _, l := range lengths {
-		t.length[l.ExchangeID] = l.Next
-	}
-	return t.branchPoints(exchangeID), nil
+	return family, t.branchPoints(exchangeID), nil
 }
 
 // familyTree answers where two members' logs part, from the fork points.

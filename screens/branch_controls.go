@@ -46,16 +46,12 @@ func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchang
 // BranchSwitches are the switchers of the user's exchange, by the seq
 // where its family's branches part.
 func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64) ([]views.BranchSwitch, error) {
-	points, err := s.store.BranchPoints(ctx, v.UserID, exchangeID)
+	family, points, err := s.store.FamilyBranchPoints(ctx, v.UserID, exchangeID)
 	if err != nil || len(points) == 0 {
 		return nil, err
 	}
 	// Only general chats open in /chat: a job's own chat (the root of its
 	// forks, which are general) is no branch to switch to.
-	family, err := s.store.Family(ctx, v.UserID, exchangeID)
-	if err != nil {
-		return nil, err
-	}
 	general := map[int64]bool{}
 	for _, e := range family {
 		general[e.ID] = e.Scope == models.ScopeGeneral

@@ -33,7 +33,7 @@ type Store interface {
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	SubRunOf(ctx context.Context, userID, exchangeID int64) (*models.SubRunView, error)
 	ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (map[int64]bool, map[int64]bool, error)
-	BranchPoints(ctx context.Context, userID, exchangeID int64) ([]models.BranchPoint, error)
+	FamilyBranchPoints(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, []models.BranchPoint, error)
 	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
 	FamilyHeads(ctx context.Context, userID int64, ids []int64) (map[int64]models.FamilyHead, error)
 	MessagesAtSeqs(ctx context.Context, userID, exchangeID int64, seqs []int64) ([]models.Message, error)
