@@ -31,7 +31,7 @@ func exchangeExport(exchangeID int64) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details class=\"popover relative ml-auto shrink-0\" data-testid=\"export-exchange\"><summary class=\"btn-ghost cursor-pointer px-2 py-1 text-xs\" title=\"Download this conversation\" aria-label=\"Export this conversation\">Export</summary><div class=\"absolute right-0 z-20 mt-1 flex w-44 flex-col rounded-md border border-slate-200 bg-white py-1 text-sm shadow-lg\"><a class=\"px-3 py-1.5 text-slate-700 hover:bg-slate-100\" href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details class=\"popover relative shrink-0\" data-testid=\"export-exchange\"><summary class=\"btn-ghost cursor-pointer px-2 py-1 text-xs\" title=\"Download this conversation\" aria-label=\"Export this conversation\">Export</summary><div class=\"absolute right-0 z-20 mt-1 flex w-44 flex-col rounded-md border border-slate-200 bg-white py-1 text-sm shadow-lg\"><a class=\"px-3 py-1.5 text-slate-700 hover:bg-slate-100\" href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
