@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"palaver/cmd/palaver/bench"
 )
@@ -16,6 +17,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := f.bool("quick", false, "shrink the data and the work to finish in under a minute")
 	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
 	cpuProfile := f.string("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	only := f.string("only", "", "run only these groups of figures, comma-separated (disk, append, fork, open, throughput, history, search, startup, fanout, rss, export)")
 	pgURL := f.string("postgres", "", "measure on the PostgreSQL server at this postgres:// URL instead (a database of its own is made there and dropped), with xproc_fanout_p99_ms")
 	if pos, err := f.parse(args); err != nil {
 		return err
@@ -37,6 +39,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *pgURL != "" && *only != "" {
+		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)
+	}
 	if *pgURL != "" {
 		return bench.RunPostgres(ctx, stdout, *pgURL, size)
 	}
@@ -44,5 +49,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("bench: where is the palaver binary: %w", err)
 	}
-	return bench.Run(ctx, stdout, *dbDir, size, exe)
+	var groups []string
+	if *only != "" {
+		groups = strings.Split(*only, ",")
+	}
+	return bench.Run(ctx, stdout, *dbDir, size, exe, groups...)
 }

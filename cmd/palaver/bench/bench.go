@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"palaver/agents"
@@ -67,7 +68,7 @@ var figures = []struct {
 	{"search", searchFigures},
 	{"startup", startupFigures},
 	{"fanout", fanoutFigures},
-	{"websocket rss", rssFigures},
+	{"rss", rssFigures},
 	{"export", exportFigures},
 }
 
@@ -76,7 +77,15 @@ var figures = []struct {
 // which the bench starts as a process of its own for startup_ms and for the
 // throughput figures' clients (so that cpu_us_per_turn is the server's
 // alone); "" (a test) runs the clients in this process and skips startup_ms.
-func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size, palaver string) error {
+// only, when given, names the groups of figures to run (a quicker look at
+// one part while working on it): the disk's always runs, and the history's
+// seeding runs for the groups that read its data (search, startup,
+// export).
+func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size, palaver string, only ...string) error {
+	run, err := selectFigures(only)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "# palaver bench: %d CPUs, %s/%s, %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(stdout, "# sizes: append %d vs %d messages, %d turns from %d clients, history %d exchanges / %d messages, fanout %d sockets x %d rounds, %d idle sockets\n",
 		size.AppendBig, size.AppendSmall, size.Turns, size.Clients, size.HistExchanges, size.HistMessages, size.FanoutClients, size.FanoutRounds, size.IdleSockets)
@@ -92,11 +101,40 @@ func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size, palaver
 	e.palaver = palaver
 	defer e.close()
 	for _, f := range figures {
+		if !run[f.name] {
+			continue
+		}
 		if err := f.run(ctx, e, report{stdout}); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
 	return nil
+}
+
+// selectFigures says which groups of figures run: every one without only;
+// otherwise the named ones, the disk's, and the history's where a named
+// group reads the data it seeds. An unknown name is an error that lists
+// the known ones.
+func selectFigures(only []string) (map[string]bool, error) {
+	run := map[string]bool{}
+	for _, f := range figures {
+		run[f.name] = len(only) == 0
+	}
+	for _, name := range only {
+		if _, ok := run[name]; !ok {
+			var known []string
+			for _, f := range figures {
+				known = append(known, f.name)
+			}
+			return nil, fmt.Errorf("bench: no figures named %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		run[name] = true
+		if name == "search" || name == "startup" || name == "export" {
+			run["history"] = true
+		}
+	}
+	run["disk"] = true
+	return run, nil
 }
 
 // env is the seeded database, the server on a loopback listener and the

@@ -52,3 +52,34 @@ func TestBenchPrintsEveryFigure(t *testing.T) {
 		t.Errorf("the output does not start with the machine line:\n%s", out.String())
 	}
 }
+
+// TestBenchOnly runs one group of figures: its lines and the disk's are
+// printed, no other group's, and an unknown group is refused before
+// anything is seeded.
+func TestBenchOnly(t *testing.T) {
+	tiny := Size{AppendSmall: 4, AppendBig: 12, AppendTurns: 2, Clients: 2, Turns: 4,
+		HistExchanges: 6, HistMessages: 24, HistSamples: 2, FanoutClients: 3, FanoutRounds: 2, IdleSockets: 3}
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, t.TempDir(), tiny, "", "fork"); err != nil {
+		t.Fatalf("bench --only fork: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"raw_commit_p50_ms: ", "fork_p50_ms: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q line:\n%s", want, out.String())
+		}
+	}
+	for _, not := range []string{"append_p50_ms_small", "history_p50_ms", "fanout_p99_ms"} {
+		if strings.Contains(out.String(), not) {
+			t.Errorf("%s printed by --only fork:\n%s", not, out.String())
+		}
+	}
+	run, err := selectFigures([]string{"search"})
+	if err != nil || !run["history"] || !run["search"] || run["fanout"] {
+		t.Errorf("selectFigures(search) = %v, %v; want search with the history it reads, nothing else", run, err)
+	}
+	out.Reset()
+	err = Run(context.Background(), &out, t.TempDir(), tiny, "", "forks")
+	if err == nil || !strings.Contains(err.Error(), `"forks"`) || out.Len() != 0 {
+		t.Errorf("unknown group: err %v, output %q; want an error naming it and nothing run", err, out.String())
+	}
+}
