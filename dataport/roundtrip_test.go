@@ -310,3 +310,107 @@ func TestExportStopsOnWriteError(t *testing.T) {
 		}
 	})
 }
+
+// TestImportedFamilyOutlivesItsRoot: a family exported and imported into
+// another account is a family there too: deleting the imported root and
+// then the first fork leaves the last fork's log whole, each of its
+// entries found once by search (its copies were promoted: on SQLite they
+// are found through the family the import recorded, migration 00016).
+func TestImportedFamilyOutlivesItsRoot(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, err := s.CreateUser(ctx, "ann", "x", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := s.CreateUser(ctx, "bob", "x", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := func(exchangeID int64, query, reply string) int64 {
+			t.Helper()
+			ex, _, err := s.StartTurn(ctx, models.TurnStart{UserID: ann.ID, ExchangeID: exchangeID, Scope: models.ScopeGeneral,
+				AgentType: "router", Owner: "test", Query: query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent := "router"
+			if err := s.FinishTurn(ctx, ex.ID, "test", &models.Message{Role: models.RoleAssistant, Content: reply, AgentType: &agent}); err != nil {
+				t.Fatal(err)
+			}
+			return ex.ID
+		}
+		root := turn(0, "alpha words", "bravo words")
+		turn(root, "charlie words", "delta words")
+		f1, err := s.Fork(ctx, ann.ID, root, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn(f1.ID, "echo words", "foxtrot words")
+		f2, err := s.Fork(ctx, ann.ID, f1.ID, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn(f2.ID, "golf words", "hotel words")
+		_, file := exportOf(t, s, ann.ID)
+		if _, err := dataport.Import(ctx, s, bob.ID, bytes.NewReader(file), transfer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		heads, err := s.ListExchanges(ctx, bob.ID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 10})
+		if err != nil || len(heads) != 3 {
+			t.Fatalf("bob's exchanges: %d, %v", len(heads), err)
+		}
+		byParent := map[int64]int64{} // parent → fork
+		var bobRoot, bobLast int64
+		for _, h := range heads {
+			if h.ForkedFromID == nil {
+				bobRoot = h.ID
+			} else {
+				byParent[*h.ForkedFromID] = h.ID
+			}
+		}
+		bobFirst := byParent[bobRoot]
+		bobLast = byParent[bobFirst]
+		if bobRoot == 0 || bobFirst == 0 || bobLast == 0 {
+			t.Fatalf("bob's family is not root → fork → fork: %+v", byParent)
+		}
+		logOf := func() []string {
+			msgs, err := s.Messages(ctx, bob.ID, bobLast, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, m := range msgs {
+				out = append(out, m.Role+": "+m.Content)
+			}
+			return out
+		}
+		want := logOf()
+		if len(want) != 6 {
+			t.Fatalf("bob's last fork reads %v", want)
+		}
+		for _, gone := range []int64{bobRoot, bobFirst} {
+			if err := s.DeleteExchange(ctx, bob.ID, gone); err != nil {
+				t.Fatal(err)
+			}
+			if got := logOf(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("after deleting %d the last fork reads %v, want %v", gone, got, want)
+			}
+			for _, word := range []string{"alpha", "bravo", "echo", "foxtrot", "golf", "hotel"} {
+				hits, err := s.Search(ctx, bob.ID, models.SearchQuery{Terms: models.ParseSearch(word), Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, h := range hits {
+					if h.Role != models.RoleTitle {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("after deleting %d, %q is found %d times in bob's messages, want once", gone, word, n)
+				}
+			}
+		}
+	})
+}

@@ -166,6 +166,9 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 	if err := tx.Create(ex).Error; err != nil {
 		return nil, err
 	}
+	if err := joinFamily(tx, s.dialect, ex.ID, parent.ID); err != nil {
+		return nil, err
+	}
 	// ORDER BY id: the copies take ids in the parent's order, so the
 	// fork's log reads in the same order (every reader orders by id). The
 	// seq bound matters on PostgreSQL only, where the parent's running
@@ -476,6 +479,25 @@ func (s *Store) reparentForks(tx *gorm.DB, ids []int64) error {
 		}
 	}
 	return nil
+}
+
+// joinFamily records, on SQLite, that exchange id belongs to the family of
+// parentID, of which it is a fork (migration 00016: the promotion of copies
+// looks them up among the family's members). A root has no row: its own id
+// is its family's. The exchanges already keyed by id (an import may link a
+// fork's children before the fork itself) follow it into the family. On
+// PostgreSQL copies are found by their own index: nothing to record.
+func joinFamily(tx *gorm.DB, dialect string, id, parentID int64) error {
+	if dialect != "sqlite" {
+		return nil
+	}
+	if err := tx.Exec(`INSERT INTO fork_families (exchange_id, family_id)
+		VALUES (?, COALESCE((SELECT family_id FROM fork_families WHERE exchange_id = ?), ?))
+		ON CONFLICT (exchange_id) DO UPDATE SET family_id = excluded.family_id`, id, parentID, parentID).Error; err != nil {
+		return err
+	}
+	return tx.Exec(`UPDATE fork_families SET family_id = (SELECT family_id FROM fork_families WHERE exchange_id = ?)
+		WHERE family_id = ?`, id, id).Error
 }
 
 // copyUIDSQL is the SQL expression of the uid of a fork's copied entry: a

@@ -771,3 +771,89 @@ func TestForkedProposalsShareTheirState(t *testing.T) {
 		wantErr(t, err, ErrAlreadyApplied, "accept the fork's copy of an applied proposal")
 	})
 }
+
+// TestForkFamiliesMigration makes, at migration 00015, a root, a fork of it
+// and a fork of that fork as the store made them then (copies naming their
+// originals, nothing else), migrates, and deletes the root and then the
+// middle fork: on SQLite the copies are found through the families 00016
+// fills in, and every entry is still found once, in the logs that remain.
+// A fork made after the migration joins the same family.
+func TestForkFamiliesMigration(t *testing.T) {
+	eachEmptyDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		sqlDB, err := s.SQL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := migrations.UpTo(ctx, sqlDB, s.dialect, 15); err != nil {
+			t.Fatal(err)
+		}
+		at := now()
+		var userID int64
+		if err := s.db.Raw("INSERT INTO users (username, password_hash, is_admin, created_at) VALUES ('ann', 'h', false, ?) RETURNING id", at).Scan(&userID).Error; err != nil {
+			t.Fatal(err)
+		}
+		exchange := func(parent *int64, seq int64) int64 {
+			var id int64
+			if err := s.db.Raw(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at, forked_from_id, forked_at_seq)
+				VALUES (?, 'general', 'old', 'router', 1, ?, ?, ?, ?) RETURNING id`, userID, at, at, parent, seq).Scan(&id).Error; err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		message := func(exID, seq int64, content string, copyOf *int64) int64 {
+			var id int64
+			role := []string{RoleUser, RoleAssistant}[seq%2]
+			if err := s.db.Raw("INSERT INTO messages (exchange_id, seq, role, content, created_at, copy_of) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+				exID, seq, role, content, at, copyOf).Scan(&id).Error; err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		root := exchange(nil, 0)
+		kilo, lima := message(root, 0, "kilo words", nil), message(root, 1, "lima words", nil)
+		a := exchange(&root, 2)
+		message(a, 0, "kilo words", &kilo)
+		message(a, 1, "lima words", &lima)
+		mike := message(a, 2, "mike words", nil)
+		b := exchange(&a, 3)
+		message(b, 0, "kilo words", &kilo)
+		message(b, 1, "lima words", &lima)
+		message(b, 2, "mike words", &mike)
+		message(b, 3, "november words", nil)
+		// As the fork of then added its copies' bytes once.
+		if err := s.db.Exec("UPDATE exchanges SET stored_bytes = (SELECT SUM(length(content)) FROM messages WHERE exchange_id = exchanges.id)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate to 00016: %v", err)
+		}
+		wantFoundOnce(t, s, userID, []string{"kilo", "lima", "mike", "november"})
+		c, err := s.Fork(ctx, userID, b, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logB, logC := logOf(t, s, userID, b), logOf(t, s, userID, c.ID)
+		for _, gone := range []int64{root, a} {
+			if err := s.DeleteExchange(ctx, userID, gone); err != nil {
+				t.Fatal(err)
+			}
+			if got := logOf(t, s, userID, b); !slices.Equal(got, logB) {
+				t.Errorf("b after deleting %d:\n%v\nwant\n%v", gone, got, logB)
+			}
+			if got := logOf(t, s, userID, c.ID); !slices.Equal(got, logC) {
+				t.Errorf("c after deleting %d:\n%v\nwant\n%v", gone, got, logC)
+			}
+			wantFoundOnce(t, s, userID, []string{"kilo", "lima", "mike", "november"})
+			wantBytesRight(t, s)
+		}
+		// b holds the originals now; deleting it leaves c's copies found.
+		if err := s.DeleteExchange(ctx, userID, b); err != nil {
+			t.Fatal(err)
+		}
+		if got := logOf(t, s, userID, c.ID); !slices.Equal(got, logC) {
+			t.Errorf("c after deleting b:\n%v\nwant\n%v", got, logC)
+		}
+		wantFoundOnce(t, s, userID, []string{"kilo", "lima"}, "mike", "november")
+	})
+}

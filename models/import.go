@@ -46,7 +46,7 @@ var ErrImport = errors.New("cannot import")
 func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportItem, error)) (ImportCounts, error) {
 	var n ImportCounts
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		im := &importer{tx: tx, userID: userID, n: &n}
+		im := &importer{tx: tx, dialect: s.dialect, userID: userID, n: &n}
 		for {
 			it, err := next()
 			if errors.Is(err, io.EOF) {
@@ -93,9 +93,10 @@ const uidIs = "uid = ? AND uid <> ''"
 
 // importer is one import's transaction and what it must resolve at the end.
 type importer struct {
-	tx     *gorm.DB
-	userID int64
-	n      *ImportCounts
+	tx      *gorm.DB
+	dialect string
+	userID  int64
+	n       *ImportCounts
 	// What points at rows by uid, to resolve once every row is in.
 	proposals []pendingProposal // revision id → its proposal's uid
 	forks     []pendingFork
@@ -217,6 +218,9 @@ func (im *importer) resolve() error {
 			return err
 		}
 		if err := im.tx.Model(&Exchange{}).Where("id = ?", f.exchangeID).UpdateColumn("forked_from_id", parent.ID).Error; err != nil {
+			return err
+		}
+		if err := joinFamily(im.tx, im.dialect, f.exchangeID, parent.ID); err != nil {
 			return err
 		}
 		if err := im.markCopies(f.exchangeID, parent.ID, f.seq); err != nil {

@@ -54,9 +54,11 @@ func (s *Store) AcceptProposal(ctx context.Context, userID, pageID, messageID in
 		}
 		// A fork's copy of a proposal is the same proposal: applied once,
 		// wherever it was accepted.
-		same := tx.Model(&Message{}).Select("id").Where("id = ? OR copy_of = ?", proposalOf(&m), proposalOf(&m))
+		// Read from the page's revisions: copies have no index of their own
+		// on SQLite (migration 00016).
 		var n int64
-		if err := tx.Model(&PageRevision{}).Where("message_id IN (?)", same).Count(&n).Error; err != nil {
+		if err := tx.Raw(`SELECT COUNT(*) FROM page_revisions r JOIN messages m ON m.id = r.message_id
+			WHERE r.page_id = ? AND (m.id = ? OR m.copy_of = ?)`, pageID, proposalOf(&m), proposalOf(&m)).Scan(&n).Error; err != nil {
 			return err
 		}
 		if n > 0 {
@@ -131,8 +133,11 @@ func (s *Store) ProposalStates(ctx context.Context, userID, pageID int64, messag
 		appliedTo[id] = true
 	}
 	found = nil
+	// Copies of the page's proposals are in the page's chats: looked up
+	// there, by the index of copies (migration 00016).
 	if err := db.Raw(`SELECT COALESCE(m.copy_of, m.id) FROM proposal_rejections j JOIN messages m ON m.id = j.message_id
-		WHERE j.user_id = ? AND (m.id IN ? OR m.copy_of IN ?)`, userID, ids, ids).Scan(&found).Error; err != nil {
+		WHERE j.user_id = ? AND (m.id IN ? OR (m.copy_of IN ? AND m.exchange_id IN (
+			SELECT id FROM exchanges WHERE user_id = ? AND page_id = ?)))`, userID, ids, ids, userID, pageID).Scan(&found).Error; err != nil {
 		return nil, nil, wrap("proposal states: rejected", err)
 	}
 	rejectedTo := map[int64]bool{}
