@@ -54,13 +54,18 @@ type committer struct {
 	conn    *sql.Conn     // the leaders' connection, opened by the first
 	groups  atomic.Int64  // transactions committed or rolled back (each attempt), for the tests
 	onGroup func(writes int)
+	ckpt    *checkpointer // checkpoints the log off the commit path (checkpoint.go)
 }
 
 func newCommitter(db *gorm.DB, onGroup func(writes int)) *committer {
 	if onGroup == nil {
 		onGroup = func(int) {}
 	}
-	return &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup}
+	c := &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup}
+	if sqlDB, err := db.DB(); err == nil {
+		c.ckpt = newCheckpointer(sqlDB)
+	}
+	return c
 }
 
 // transact runs fn in a transaction: on SQLite in the next group commit, on
@@ -99,6 +104,9 @@ func (c *committer) transact(ctx context.Context, fn func(tx *gorm.DB) error) er
 			break // committed by the leader before
 		}
 		c.commit(group)
+		if c.ckpt != nil {
+			c.ckpt.committed()
+		}
 		c.onGroup(len(group))
 		if slices.Contains(group, w) {
 			break
@@ -156,6 +164,11 @@ func (c *committer) begin() (*gorm.DB, error) {
 			return nil, err
 		}
 		if c.conn, err = sqlDB.Conn(context.Background()); err != nil {
+			return nil, err
+		}
+		if err := c.exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", committerAutoCheckpoint)); err != nil {
+			c.conn.Close()
+			c.conn = nil
 			return nil, err
 		}
 	}
@@ -268,6 +281,9 @@ func (c *committer) close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.lead <- struct{}{}
+	if c.ckpt != nil {
+		c.ckpt.close()
+	}
 	for _, w := range c.take() {
 		w.done <- errStoreClosed
 	}
