@@ -295,12 +295,12 @@ func inPlace(it HistoryItem) HistoryItem {
 	return it
 }
 
-func messageID(id int64) string { return "msg-" + itoa64(id) }
+func messageID(id int64) string  { return "msg-" + itoa64(id) }
+func feedbackID(id int64) string { return "feedback-" + itoa64(id) }
+func historyID(id int64) string  { return "history-" + itoa64(id) }
 
 // branchSwitchID is the element that holds an entry's switcher.
 func branchSwitchID(messageID int64) string { return "branch-switch-" + itoa64(messageID) }
-func feedbackID(id int64) string            { return "feedback-" + itoa64(id) }
-func historyID(id int64) string             { return "history-" + itoa64(id) }
 
 // nextFeedback is what pressing a thumb posts: its own value, or "none" to
 // clear it when it is the one already chosen.
