@@ -539,7 +539,7 @@ func ComposerGone() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div id=\"composer-turn\" class=\"mx-auto flex max-w-3xl justify-center\" data-testid=\"composer-turn\" hx-swap-oob=\"true\"><p class=\"mb-2 rounded-md border border-amber-200 bg-amber-50 px-3 py-1.5 text-sm text-amber-900\" role=\"alert\" data-testid=\"chat-deleted\">This conversation was deleted in another tab or window. What you send now starts a new chat.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div id=\"composer-turn\" class=\"mx-auto flex max-w-3xl justify-center\" data-testid=\"composer-turn\" hx-swap-oob=\"true\"><p class=\"mb-2 rounded-md border border-amber-200 bg-amber-50 px-3 py-1.5 text-sm text-amber-900\" role=\"alert\" data-testid=\"chat-deleted\">This conversation was deleted. What you send now starts a new chat.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
