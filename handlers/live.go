@@ -279,6 +279,9 @@ func (s *liveSession) watch(req liveRequest) error {
 	if err != nil || !ok {
 		return err
 	}
+	if err := s.shownItem(&u); err != nil {
+		return err
+	}
 	for _, seq := range req.Switches {
 		if s.switches == nil {
 			s.switches = map[int64]views.BranchSwitch{}
@@ -291,6 +294,31 @@ func (s *liveSession) watch(req liveRequest) error {
 		return err
 	}
 	return s.flush()
+}
+
+// shownItem adds the sidebar item of the general chat the tab now watches,
+// as it stands: the page the tab swapped in may have been drawn before
+// what the socket told it since (a branch's first reply, which the
+// builtin agent writes in a moment, can reach the tab before the page that
+// opens the branch), and would keep showing the reply as being written.
+func (s *liveSession) shownItem(u *views.LiveUpdate) error {
+	if s.feed == nil || s.feedPage != 0 {
+		return nil
+	}
+	ex, err := s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil || ex.Scope != models.ScopeGeneral || ex.Archived {
+		return err
+	}
+	it, err := s.h.screens.ShownItem(s.ctx, s.viewer(), ex)
+	if err != nil {
+		return err
+	}
+	it.SwapOOB = true
+	u.History = &it
+	return nil
 }
 
 // catchUp reads the exchange's header and log and adds to u what the tab
