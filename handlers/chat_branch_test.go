@@ -568,3 +568,43 @@ func TestChatBranchSwitchLeavesOutAJobsChat(t *testing.T) {
 	}
 	mustStatus(t, c.get(paths.Chat(job)), http.StatusNotFound)
 }
+
+// Deleting the branch on screen goes to the family's branch active last
+// (with or without JavaScript), not to an empty new chat; deleting the
+// last of a family goes to a new chat, as a conversation's delete does.
+func TestChatDeleteShownBranchGoesToItsSibling(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "the question", 0)
+	var forks []int64
+	for _, q := range []string{"another question", "a third question"} {
+		res := c.postForm(paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 0)), url.Values{"query": {q}})
+		mustStatus(t, res, http.StatusSeeOther)
+		forks = append(forks, chatLocationID(t, res.Header.Get("Location")))
+	}
+	a.waitTurns()
+	// The root was active before the forks; the first fork, now, is the
+	// family's branch active last once the second goes.
+	c.htmx(http.MethodPost, paths.ChatSend, url.Values{"query": {"more"}, "exchange_id": {strconv.FormatInt(forks[0], 10)}})
+	a.waitTurns()
+
+	c.chatScreen(t, paths.Chat(forks[1]))
+	res := c.htmx(http.MethodPost, paths.ChatDelete(forks[1]), url.Values{"confirmed": {"1"}})
+	if got := res.Header.Get("HX-Redirect"); got != paths.Chat(forks[0]) {
+		t.Fatalf("deleting the branch on screen went to %q, want its sibling %s", got, paths.Chat(forks[0]))
+	}
+	c.chatScreen(t, paths.Chat(forks[0]))
+	res = c.postForm(paths.ChatDelete(forks[0]), url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	if got := res.Header.Get("Location"); got != paths.Chat(id) {
+		t.Fatalf("without JavaScript, deleting the branch on screen went to %q, want %s", got, paths.Chat(id))
+	}
+	if got := chatComposerExchange(t, c.chatScreen(t, "/chat")); got != strconv.FormatInt(id, 10) {
+		t.Fatalf("/chat opens %s after the delete, want the sibling %d", got, id)
+	}
+	c.chatScreen(t, paths.Chat(id))
+	res = c.postForm(paths.ChatDelete(id), url.Values{"confirmed": {"1"}})
+	if got := res.Header.Get("Location"); got != paths.ChatHome {
+		t.Fatalf("deleting the last of the family went to %q", got)
+	}
+}
