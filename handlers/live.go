@@ -22,9 +22,12 @@ import (
 // Live updates: one websocket per tab at /live. The tab says which exchange
 // it shows, and the highest seq it has, in a watch message:
 //
-//	{"type": "watch", "exchange_id": N, "since": S, "page_id": P}   // S = -1: none
+//	{"type": "watch", "exchange_id": N, "since": S, "page_id": P, "switches": [Q, …]}   // S = -1: none
 //
-// sent on open, on a switch of conversation, and after a reconnect. P is
+// sent on open, on a switch of conversation, and after a reconnect. Q
+// (optional) are the seqs of the entries on which the tab shows a branch
+// switcher: one that goes when its branch is deleted elsewhere is taken
+// away. P is
 // the page whose editor the tab shows (absent or 0: none): when it changes
 // (a save, an accepted proposal, a restore, in any tab or the API), the
 // server pushes its text, preview, revisions and the watched chat's
