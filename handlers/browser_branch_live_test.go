@@ -68,6 +68,9 @@ func browserBranchLive(t *testing.T, root context.Context) {
 	if id := two.exchangeID(); id != 0 {
 		s.fatalf("tab two's composer still sends to %d", id)
 	}
+	two.waitFor("tab two's sidebar keeps the family, shown by the branch left", fmt.Sprintf(
+		`%s === 1 && document.querySelector(%s).getAttribute("href") === %s`,
+		browserCount(browserHistoryItem), browserQuote(browserHistoryItem+" a"), browserQuote(orig)))
 
 	// Tab one sends what it typed: a branch with those words.
 	one.click(browserEntry(0) + " [data-testid=edit-send]")

@@ -674,7 +674,6 @@ func (s *liveSession) deleted(u *views.LiveUpdate, e agents.Event, watched bool)
 		s.closeReply(u)
 		s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
 		u.Gone = true
-		return nil
 	}
 	heir := e.Heir
 	if heir == nil || heir.Scope != models.ScopeGeneral || heir.UserID != s.userID {

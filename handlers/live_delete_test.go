@@ -240,3 +240,37 @@ func TestLiveDeletedChatTellsItsTab(t *testing.T) {
 		}
 	}
 }
+
+// The branch a tab shows is deleted: the tab is told, and the family stays
+// in its sidebar, shown by the branch that is left.
+func TestLiveShownBranchDeletedLeavesItsFamily(t *testing.T) {
+	a := newTestApp(t)
+	addr := a.listen()
+	ann := a.register("ann")
+	api := a.apiClient("ann")
+	id := ann.chatSend(t, "first question", 0)
+	res := ann.htmx(http.MethodPost, paths.MessageEdit(a.chatMsgAt(ann.user.ID, id, 0)), url.Values{"query": {"other question"}})
+	mustStatus(t, res, http.StatusOK)
+	fork := chatLocationID(t, res.Header.Get("HX-Push-Url"))
+	a.waitTurns()
+	tab := ann.openTab(t, addr)
+	tab.watchShowing(fork, 1, 0)
+
+	res, _ = api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", fork), nil)
+	mustStatus(t, res, http.StatusOK)
+	var doc *html.Node
+	tab.readUntil("the notice", func() bool {
+		doc = tab.lastDoc()
+		return doc != nil && len(chatByTestID(doc, "chat-deleted")) == 1
+	})
+	it, count := liveFamilyItem(doc, id)
+	if it == nil || count != "" {
+		t.Fatalf("the family's item: %v %q: %s", it, count, tab.frames[len(tab.frames)-1])
+	}
+	if ex, _ := chatAttr(it, "data-exchange-id"); ex != strconv.FormatInt(id, 10) {
+		t.Fatalf("the family's item shows %s, want the branch left %d", ex, id)
+	}
+	if _, current := chatAttr(it, "data-current"); current {
+		t.Fatal("the branch left is marked as the one on screen")
+	}
+}
