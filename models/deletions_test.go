@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -165,4 +166,47 @@ func TestDeletionNotifiesTheHeirFirst(t *testing.T) {
 	}
 	wantNotices(t, "delete the last", heard(t, s, conn),
 		Notice{Kind: NotifyExchange, Exchange: fork.ID, User: u.ID, Status: TurnIdle})
+}
+
+// Clearing a history larger than one statement's chunk of ids tells every
+// exchange once, and the forks among them with no heir left.
+func TestClearingAManyExchangesTellsEachOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		var h toldDeletions
+		h.listen(s)
+		ann := mustUser(t, s, "ann")
+		n := deletionChunk*2 + 5
+		rows := make([]Exchange, n)
+		at := time.Now().UTC()
+		for i := range rows {
+			rows[i] = Exchange{UserID: ann.ID, Scope: ScopeGeneral, Title: fmt.Sprint("x", i), AgentType: "router",
+				TurnStatus: TurnIdle, CreatedAt: at, UpdatedAt: at}
+		}
+		if err := s.db.CreateInBatches(&rows, 500).Error; err != nil {
+			t.Fatal(err)
+		}
+		fork, err := s.Fork(ctx, ann.ID, rows[deletionChunk+3].ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := s.ClearExchanges(ctx, ann.ID, ScopeGeneral, 0); err != nil || got != int64(n+1) {
+			t.Fatalf("cleared %d, %v; want %d", got, err, n+1)
+		}
+		told := h.take()
+		if len(told) != n+1 {
+			t.Fatalf("told %d deletions, want %d", len(told), n+1)
+		}
+		seen := map[string]bool{}
+		for _, l := range told {
+			if seen[l] || !strings.HasSuffix(l, "→0") {
+				t.Fatalf("told %q twice, or with an heir", l)
+			}
+			seen[l] = true
+		}
+		want := fmt.Sprintf("%d %d→0", fork.ID, rows[deletionChunk+3].ID)
+		if !seen[want] {
+			t.Fatalf("the fork's deletion %q not told as of its family", want)
+		}
+	})
 }
