@@ -34,6 +34,12 @@ type Event struct {
 	Exchange   *models.Exchange // the header, for EventEntry and EventTurn
 	Entry      *models.Message  // for EventEntry
 	Delta      string           // for EventDelta
+	// Heir and Family are, for the EventTurn of a deleted exchange that
+	// was a branch, the member that stands for its family now and the
+	// family's root before (the key the sidebar knew it by); see
+	// models.Deletion. Nil and 0 otherwise.
+	Heir   *models.Exchange
+	Family int64
 	// Offset is, for EventDelta, how many bytes of the reply came before
 	// Delta: a subscriber that joined late, or lost pieces, takes the text
 	// so far from Service.ReplySoFar and lets through only what follows it.

@@ -125,10 +125,14 @@ func New(store Store, provider Provider, opts Options) *Service {
 		opts.Observer = noObserver{}
 	}
 	bg, stopBg := context.WithCancel(context.Background())
-	return &Service{
+	s := &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
 		running: map[int64]*running{}, bg: bg, stopBg: stopBg,
 	}
+	if d, ok := store.(deletionSource); ok {
+		d.OnDeleted(s.publishDeletions) // deletions.go
+	}
+	return s
 }
 
 // Hub is where the service publishes its turns' events.

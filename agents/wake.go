@@ -236,6 +236,8 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 			return err
 		}
 		w.hub.PublishRemote(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
+	case models.NotifyFamily:
+		return w.deleted(ctx, n) // deletions.go
 	case models.NotifyPage:
 		w.hub.PublishRemote(Event{Kind: EventPage, UserID: n.User, PageID: n.Page})
 	case models.NotifyDelta:

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -144,5 +145,44 @@ func TestAPIChatAfterSeqForks(t *testing.T) {
 	res, body := ann.api(http.MethodPost, fmt.Sprintf("/api/chat?query=tab+three&exchange_id=%d&after_seq=1", ex), nil)
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"forked":true`) {
 		t.Fatalf("after_seq as a query parameter: %d %s", res.StatusCode, body)
+	}
+}
+
+// A fork while the parent's turn runs is allowed (issue 11, "Bad input"):
+// the edit forks from what the parent holds and is answered in the fork;
+// the parent's running turn goes on, and its reply lands in the parent only.
+func TestAPIForkWhileTheParentsTurnRuns(t *testing.T) {
+	gate := newGateProvider()
+	a := newTestApp(t, withAPIProvider(gate))
+	ann := a.apiClient("ann")
+	root := *ann.apiChat("first question", 0).ExchangeID // seqs 0, 1
+	done := make(chan apiChatOut, 1)
+	go func() {
+		var out apiChatOut
+		res, body := ann.api(http.MethodPost, "/api/chat", map[string]any{"query": "hold the parent", "exchange_id": root})
+		if res.StatusCode == http.StatusOK {
+			_ = json.Unmarshal(body, &out)
+		}
+		done <- out
+	}()
+	gate.waitStarted(t, 1)
+
+	var edit apiChatOut
+	ann.apiJSON(http.MethodPost, fmt.Sprintf("/api/chat/exchange/%d/fork", root), map[string]any{"seq": 2, "query": "second question, edited"},
+		http.StatusOK, &edit)
+	if edit.ExchangeID == nil || *edit.ExchangeID == root || edit.Response != "answered second question, edited" {
+		t.Fatalf("the fork's answer while the parent runs: %+v", edit)
+	}
+	gate.pass <- struct{}{}
+	parent := <-done
+	if parent.Response != "answered hold the parent" || *parent.ExchangeID != root {
+		t.Fatalf("the parent's turn: %+v", parent)
+	}
+	a.waitTurns()
+	if got := contents(ann.apiMessages(root)); strings.Join(got, "|") != "user:first question|assistant:answered first question|user:hold the parent|assistant:answered hold the parent" {
+		t.Fatalf("the parent's log: %v", got)
+	}
+	if got := contents(ann.apiMessages(*edit.ExchangeID)); strings.Join(got, "|") != "user:first question|assistant:answered first question|user:second question, edited|assistant:answered second question, edited" {
+		t.Fatalf("the fork's log: %v", got)
 	}
 }

@@ -72,6 +72,10 @@ func browserBranchEdit(t *testing.T, root context.Context) {
 	tab.typeInto("[data-testid=edit-input]", "second question, edited")
 	tab.click("[data-testid=edit-send]")
 	branch := tab.waitBranch(orig, 2)
+	// The page that opens the branch may be drawn while its reply is being
+	// written, and arrive after the socket said it was done: the sidebar
+	// does not go on showing it as being written.
+	tab.waitFor("the sidebar's item idle", `!document.querySelector("#history [data-turn-status=running]")`)
 
 	got := browserBodies(tab)
 	if len(got) != 4 || got[0] != "first question" || got[2] != "second question, edited" {

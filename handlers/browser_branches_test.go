@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"palaver/models"
+	"palaver/views"
 )
 
 // The transcript's messages with an element id (the server's), in order.
@@ -169,6 +170,9 @@ func browserTimeTravel(t *testing.T, root context.Context) {
 		s.fatalf("continue landed on %s", loc)
 	}
 	tab.waitVisible("[data-testid=chat-input]")
+	if got := tab.text("[data-testid=branch-notice]"); got != views.NoticeContinued {
+		s.fatalf("the new conversation says %q, want that it is a new branch", got)
+	}
 	fork := tab.exchangeID()
 	if got := roles(); got != "[user assistant]" {
 		s.fatalf("the new conversation shows %s", got)

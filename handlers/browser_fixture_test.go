@@ -80,6 +80,7 @@ func TestBrowser(t *testing.T) {
 		{"BranchRegenerate", browserBranchRegenerate},
 		{"BranchCollision", browserBranchCollision},
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
+		{"BranchLive", browserBranchLive},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

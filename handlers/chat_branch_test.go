@@ -440,7 +440,7 @@ func TestChatSendAfterSeqForks(t *testing.T) {
 }
 
 // Another tab of the same person sees a new branch appear: the switcher on
-// the message where it parts (the entry rendered again in its place), and
+// the message where it parts (swapped alone, out of band), and
 // the family's sidebar item, still the branch the tab shows, with its new
 // count.
 func TestChatBranchLive(t *testing.T) {
@@ -466,14 +466,10 @@ func TestChatBranchLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range chatByTestID(doc, "message") {
-			if mid, _ := chatAttr(m, "id"); mid != msgID(&msgs[0]) {
-				continue
-			}
-			oob, _ := chatAttr(m, "hx-swap-oob")
-			sw := chatByTestID(m, "branch-switch")
-			if oob == "true" && len(sw) == 1 && strings.Contains(chatText(sw[0]), "1 / 2") {
-				switched = true
+		if sw := liveSwitcher(doc, msgs[0].ID); sw != nil && strings.Contains(chatText(sw), "1 / 2") {
+			switched = true
+			if len(chatByTestID(doc, "message")) != 0 {
+				t.Fatalf("the tab got an entry again, not its switcher alone: %s", tab.frames[len(tab.frames)-1])
 			}
 		}
 		for _, it := range chatByTestID(doc, "history-item") {
@@ -571,4 +567,44 @@ func TestChatBranchSwitchLeavesOutAJobsChat(t *testing.T) {
 		t.Fatalf("the sidebar lists %d items for the job's two forks", len(items))
 	}
 	mustStatus(t, c.get(paths.Chat(job)), http.StatusNotFound)
+}
+
+// Deleting the branch on screen goes to the family's branch active last
+// (with or without JavaScript), not to an empty new chat; deleting the
+// last of a family goes to a new chat, as a conversation's delete does.
+func TestChatDeleteShownBranchGoesToItsSibling(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	id := c.chatSend(t, "the question", 0)
+	var forks []int64
+	for _, q := range []string{"another question", "a third question"} {
+		res := c.postForm(paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 0)), url.Values{"query": {q}})
+		mustStatus(t, res, http.StatusSeeOther)
+		forks = append(forks, chatLocationID(t, res.Header.Get("Location")))
+	}
+	a.waitTurns()
+	// The root was active before the forks; the first fork, now, is the
+	// family's branch active last once the second goes.
+	c.htmx(http.MethodPost, paths.ChatSend, url.Values{"query": {"more"}, "exchange_id": {strconv.FormatInt(forks[0], 10)}})
+	a.waitTurns()
+
+	c.chatScreen(t, paths.Chat(forks[1]))
+	res := c.htmx(http.MethodPost, paths.ChatDelete(forks[1]), url.Values{"confirmed": {"1"}})
+	if got := res.Header.Get("HX-Redirect"); got != paths.Chat(forks[0]) {
+		t.Fatalf("deleting the branch on screen went to %q, want its sibling %s", got, paths.Chat(forks[0]))
+	}
+	c.chatScreen(t, paths.Chat(forks[0]))
+	res = c.postForm(paths.ChatDelete(forks[0]), url.Values{"confirmed": {"1"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	if got := res.Header.Get("Location"); got != paths.Chat(id) {
+		t.Fatalf("without JavaScript, deleting the branch on screen went to %q, want %s", got, paths.Chat(id))
+	}
+	if got := chatComposerExchange(t, c.chatScreen(t, "/chat")); got != strconv.FormatInt(id, 10) {
+		t.Fatalf("/chat opens %s after the delete, want the sibling %d", got, id)
+	}
+	c.chatScreen(t, paths.Chat(id))
+	res = c.postForm(paths.ChatDelete(id), url.Values{"confirmed": {"1"}})
+	if got := res.Header.Get("Location"); got != paths.ChatHome {
+		t.Fatalf("deleting the last of the family went to %q", got)
+	}
 }

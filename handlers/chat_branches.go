@@ -106,7 +106,10 @@ func (h *Handlers) chatCompare(c *fiber.Ctx) error {
 
 // chatContinue forks a conversation where time travel shows it (the form's
 // at: the fork keeps the entries up to it) and opens the new one, with its
-// composer. A seq beyond the log: 400, nothing made.
+// composer and a notice saying it is a new branch. At the log's last entry
+// the conversation itself is where to continue: it opens, and nothing is
+// copied (a copy of the whole log would be a branch that differs in
+// nothing). A seq beyond the log: 400, nothing made.
 func (h *Handlers) chatContinue(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -126,10 +129,15 @@ func (h *Handlers) chatContinue(c *fiber.Ctx) error {
 	if at > last {
 		return fiber.NewError(fiber.StatusBadRequest, "That message is not in this conversation.")
 	}
+	if at == last {
+		h.sessions.Put(c.UserContext(), sessExchange, id)
+		return redirect(c, paths.Chat(id))
+	}
 	ex, err := h.agents.Fork(c.UserContext(), currentUser(c).ID, id, at+1)
 	if err != nil {
 		return err
 	}
 	h.sessions.Put(c.UserContext(), sessExchange, ex.ID)
+	h.sessions.Put(c.UserContext(), sessBranchNotice, views.NoticeContinued)
 	return redirect(c, paths.Chat(ex.ID))
 }

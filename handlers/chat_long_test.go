@@ -373,7 +373,26 @@ func TestChatContinueFromHere(t *testing.T) {
 	if len(chatByTestID(doc, "chat-input")) != 1 || chatComposerExchange(t, doc) != fmt.Sprint(fork) {
 		t.Fatal("the fork opens without its composer")
 	}
+	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(chatText(n[0]), "new branch") {
+		t.Fatal("the fork opens without saying it is a new branch")
+	}
 	if after := a.logIDs(ann.user.ID, id, nil); !slices.Equal(after, before) {
 		t.Fatal("the parent changed")
+	}
+
+	// At the log's last entry the conversation itself goes on: it opens,
+	// without a notice, and no copy is made.
+	snap = a.chatSnapshot()
+	res = ann.postForm(fmt.Sprintf("/chat/%d/continue", id), url.Values{"at": {"5"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	if loc := res.Header.Get("Location"); loc != fmt.Sprintf("/chat/%d", id) {
+		t.Fatalf("continue at the end went to %q, want the conversation", loc)
+	}
+	if a.chatSnapshot() != snap {
+		t.Fatal("continue at the end made a copy")
+	}
+	doc = ann.chatScreen(t, res.Header.Get("Location"))
+	if chatComposerExchange(t, doc) != fmt.Sprint(id) || len(chatByTestID(doc, "branch-notice")) != 0 {
+		t.Fatal("continue at the end does not open the conversation as it is")
 	}
 }

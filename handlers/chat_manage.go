@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -78,6 +79,19 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	var sibling int64 // the family's general branch active last, but this one
+	if family[ex.ID].Branches > 1 {
+		members, err := h.store.Family(c.UserContext(), currentUser(c).ID, ex.ID)
+		if err != nil {
+			return err
+		}
+		var at time.Time
+		for _, m := range members {
+			if m.ID != ex.ID && m.Scope == models.ScopeGeneral && !m.Archived && !m.UpdatedAt.Before(at) {
+				sibling, at = m.ID, m.UpdatedAt
+			}
+		}
+	}
 	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
 		return err
 	}
@@ -85,7 +99,14 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
 	}
 	if current == ex.ID || chatTabShows(c, self) {
-		return redirect(c, paths.ChatHome) // the tab showed it: to a new chat
+		// The tab showed it: to the family's branch active last, when it
+		// was a branch, else to a new chat.
+		next := paths.ChatHome
+		if sibling != 0 {
+			h.sessions.Put(c.UserContext(), sessExchange, sibling)
+			next = paths.Chat(sibling)
+		}
+		return redirect(c, next)
 	}
 	if family[ex.ID].Branches > 1 {
 		// A branch of a family: the family's item stays, showing another

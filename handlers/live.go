@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,9 +22,12 @@ import (
 // Live updates: one websocket per tab at /live. The tab says which exchange
 // it shows, and the highest seq it has, in a watch message:
 //
-//	{"type": "watch", "exchange_id": N, "since": S, "page_id": P}   // S = -1: none
+//	{"type": "watch", "exchange_id": N, "since": S, "page_id": P, "switches": [Q, …]}   // S = -1: none
 //
-// sent on open, on a switch of conversation, and after a reconnect. P is
+// sent on open, on a switch of conversation, and after a reconnect. Q
+// (optional) are the seqs of the entries on which the tab shows a branch
+// switcher: one that goes when its branch is deleted elsewhere is taken
+// away. P is
 // the page whose editor the tab shows (absent or 0: none): when it changes
 // (a save, an accepted proposal, a restore, in any tab or the API), the
 // server pushes its text, preview, revisions and the watched chat's
@@ -91,6 +95,10 @@ type liveRequest struct {
 	ExchangeID int64  `json:"exchange_id"`
 	Since      *int64 `json:"since"`   // absent: -1, the tab has nothing
 	PageID     int64  `json:"page_id"` // the page whose editor the tab shows; 0: none
+	// Switches are the seqs of the entries on which the tab shows a
+	// branch switcher (as the page drew them), so that one that goes (a
+	// branch deleted elsewhere) can be taken away.
+	Switches []int64 `json:"switches"`
 }
 
 // liveUpgrade admits a websocket handshake: a signed-in user (401), a real
@@ -274,10 +282,46 @@ func (s *liveSession) watch(req liveRequest) error {
 	if err != nil || !ok {
 		return err
 	}
+	if err := s.shownItem(&u); err != nil {
+		return err
+	}
+	for _, seq := range req.Switches {
+		if s.switches == nil {
+			s.switches = map[int64]views.BranchSwitch{}
+		}
+		if _, sent := s.switches[seq]; !sent {
+			s.switches[seq] = unknownSwitch
+		}
+	}
 	if err := s.send(u); err != nil {
 		return err
 	}
 	return s.flush()
+}
+
+// shownItem adds the sidebar item of the general chat the tab now watches,
+// as it stands: the page the tab swapped in may have been drawn before
+// what the socket told it since (a branch's first reply, which the
+// builtin agent writes in a moment, can reach the tab before the page that
+// opens the branch), and would keep showing the reply as being written.
+func (s *liveSession) shownItem(u *views.LiveUpdate) error {
+	if s.feed == nil || s.feedPage != 0 {
+		return nil
+	}
+	ex, err := s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil || ex.Scope != models.ScopeGeneral || ex.Archived {
+		return err
+	}
+	it, err := s.h.screens.ShownItem(s.ctx, s.viewer(), ex)
+	if err != nil {
+		return err
+	}
+	it.SwapOOB = true
+	u.History = &it
+	return nil
 }
 
 // catchUp reads the exchange's header and log and adds to u what the tab
@@ -370,8 +414,13 @@ func (s *liveSession) event(e agents.Event) error {
 	if s.sub.Lagged() {
 		// Events were dropped: what they pointed to is in the database.
 		if s.feed != nil {
-			if _, err := s.catchUp(&u, s.feed.exchangeID, -1); err != nil {
+			ok, err := s.catchUp(&u, s.feed.exchangeID, -1)
+			if err != nil {
 				return err
+			}
+			if !ok { // deleted meanwhile, its event among those dropped
+				s.closeReply(&u)
+				u.Gone = true
 			}
 		}
 		if err := s.page(&u); err != nil {
@@ -570,7 +619,10 @@ func (s *liveSession) turnState(u *views.LiveUpdate, ex *models.Exchange) {
 // whichever the tab shows), and for the watched one its turn state.
 func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) error {
 	ex := e.Exchange
-	if ex == nil || ex.Archived { // deleted, or out of the sidebar
+	if ex == nil {
+		return s.deleted(u, e, watched)
+	}
+	if ex.Archived { // out of the sidebar
 		u.Removed = e.ExchangeID
 		return nil
 	}
@@ -611,6 +663,53 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	return nil
 }
 
+// deleted shows that an exchange was deleted: its sidebar item goes; when
+// it was a branch, the family's item shows the branch that stands for it
+// now (one branch fewer), and the switchers of the family's branch on
+// screen lose it; and a tab that showed it is told, its composer sending
+// to a new chat from then on.
+func (s *liveSession) deleted(u *views.LiveUpdate, e agents.Event, watched bool) error {
+	u.Removed = e.ExchangeID
+	if watched {
+		s.closeReply(u)
+		s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+		u.Gone = true
+	}
+	heir := e.Heir
+	if heir == nil || heir.Scope != models.ScopeGeneral || heir.UserID != s.userID {
+		return nil
+	}
+	current := int64(0)
+	if s.feed != nil && s.feedPage == 0 {
+		current = s.feed.exchangeID
+	}
+	it, err := s.h.screens.FamilyItem(s.ctx, s.viewer(), heir, current)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil // deleted meanwhile: its own event tells
+	}
+	if err != nil {
+		return err
+	}
+	it.SwapFamily = views.FamilyItemsOf(e.Family, heir.Pinned)
+	if heir.Archived {
+		it.SwapFamily = "" // not in the sidebar
+	}
+	if it.SwapFamily != "" {
+		u.History = &it
+	}
+	if current == 0 {
+		return nil
+	}
+	heads, err := s.h.store.FamilyHeads(s.ctx, s.userID, []int64{heir.ID, current})
+	if err != nil {
+		return err
+	}
+	if h, c := heads[heir.ID], heads[current]; h.RootID != 0 && h.RootID == c.RootID {
+		return s.branchSwitches(u) // a branch of the family on screen went
+	}
+	return nil
+}
+
 // forkEntry gives the switcher to a fork's own first entry when it comes
 // live (a regenerated reply): the screen left it to the entry.
 func (s *liveSession) forkEntry(u *views.LiveUpdate, ex *models.Exchange) error {
@@ -639,12 +738,13 @@ func (s *liveSession) forkEntry(u *views.LiveUpdate, ex *models.Exchange) error 
 	return nil
 }
 
-// branchSwitches renders again the watched chat's entries whose branch
-// switcher changed since the tab was sent one (or, for the first time,
-// each that has one: the tab's own may predate the branch).
+// branchSwitches sends the watched chat's switchers that changed since the
+// tab was sent one (or, for the first time, each there is: the tab's own
+// may predate the branch), and takes away those it shows that are no more
+// (a branch was deleted). Only the switcher is swapped: an edit form open
+// on its entry, with what is typed in it, stays.
 func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
-	v := s.viewer()
-	switches, err := s.h.screens.BranchSwitches(s.ctx, v, s.feed.exchangeID)
+	switches, err := s.h.screens.BranchSwitches(s.ctx, s.viewer(), s.feed.exchangeID)
 	if err != nil {
 		return err
 	}
@@ -654,6 +754,12 @@ func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
 		if s.switches[b.Seq] != b {
 			seqs = append(seqs, b.Seq)
 			changed[b.Seq] = b
+		}
+	}
+	for seq, was := range s.switches {
+		if _, still := changed[seq]; !still && was.Count != 0 && !slices.ContainsFunc(switches, func(b views.BranchSwitch) bool { return b.Seq == seq }) {
+			seqs = append(seqs, seq)
+			changed[seq] = views.BranchSwitch{} // none any more
 		}
 	}
 	if len(seqs) == 0 {
@@ -671,16 +777,16 @@ func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
 		if !s.feed.sent[m.ID] && m.ID > s.feed.floor {
 			continue // not on the tab yet: it comes with its switcher
 		}
-		e, ok := s.h.screens.Message(v, m)
-		if !ok {
-			continue
-		}
-		e.Exchange, e.Branch, e.SwapOOB = s.feed.exchangeID, changed[*m.Seq], true
-		s.switches[*m.Seq] = e.Branch
-		u.Replaced = append(u.Replaced, e)
+		b := changed[*m.Seq]
+		s.switches[*m.Seq] = b
+		u.Switchers = append(u.Switchers, views.Switcher{MessageID: m.ID, Branch: b})
 	}
 	return nil
 }
+
+// unknownSwitch stands for a switcher the tab says it shows, as the page
+// drew it: the session does not know which, so any news replaces it.
+var unknownSwitch = views.BranchSwitch{Count: -1}
 
 // errLiveWrite is a failed write: the tab is gone.
 var errLiveWrite = errors.New("live: write failed")
@@ -688,8 +794,8 @@ var errLiveWrite = errors.New("live: write failed")
 // send renders u after what is waiting to be written (flush writes it);
 // an empty update adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && len(u.Replaced) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
-		u.Turn == nil && u.History == nil && u.Removed == 0 {
+	if len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
+		u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone {
 		return nil
 	}
 	return views.LiveMessage(u, s.h.liveCache).Render(s.ctx, &s.out)

@@ -251,6 +251,12 @@ func TestLiveSidebarFollowsEveryExchange(t *testing.T) {
 	tab := ann.openTab(t, addr)
 	tab.watch(shown.ID, -1)
 	tab.readUntil("the catch-up", func() bool { return len(tab.entries) == 2 && tab.turn != "" })
+	// The catch-up brings the shown conversation's item as it stands (the
+	// page may have been drawn while its turn still ran).
+	if got, want := strings.Join(tab.history, ","), "history-"+strconv.FormatInt(shown.ID, 10)+":idle"; got != want {
+		t.Fatalf("the catch-up's sidebar updates %s, want %s", got, want)
+	}
+	tab.history = nil
 
 	// A conversation the tab does not show: its sidebar item moves and marks
 	// the turn running, then failed; nothing reaches the transcript.

@@ -248,6 +248,7 @@ func (s *Store) retention(ctx context.Context, run *RetentionRun, batch int) err
 		if len(ids) == 0 {
 			return nil
 		}
+		var told []Deletion
 		err := db.Transaction(func(tx *gorm.DB) error {
 			// Checked again inside the transaction: an exchange that became
 			// active or was pinned since the batch was chosen stays.
@@ -260,6 +261,10 @@ func (s *Store) retention(ctx context.Context, run *RetentionRun, batch int) err
 			if err := tx.Model(&Exchange{}).Where("id IN ?", ids).Where(retentionWhere, run.Cutoff).Pluck("id", &gone).Error; err != nil {
 				return err
 			}
+			d, err := s.beforeDelete(tx, gone)
+			if err != nil {
+				return err
+			}
 			if err := s.reparentForks(tx, gone); err != nil {
 				return err
 			}
@@ -269,11 +274,13 @@ func (s *Store) retention(ctx context.Context, run *RetentionRun, batch int) err
 			}
 			run.DeletedExchanges += res.RowsAffected
 			run.DeletedMessages += msgs
-			return nil
+			told, err = s.afterDelete(tx, d)
+			return err
 		})
 		if err != nil {
 			return err
 		}
+		s.tellDeleted(told)
 		if len(ids) < batch {
 			return nil
 		}

@@ -219,6 +219,7 @@ func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) 
 		return 0, nil
 	}
 	var n int64
+	var told []Deletion
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var own []int64
 		// +user_id: primary-key reads, not a walk of the user's activity
@@ -226,19 +227,31 @@ func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) 
 		if err := tx.Model(&Exchange{}).Where("+user_id = ? AND id IN ?", userID, ids).Pluck("id", &own).Error; err != nil {
 			return err
 		}
+		d, err := s.beforeDelete(tx, own)
+		if err != nil {
+			return err
+		}
 		if err := s.reparentForks(tx, own); err != nil {
 			return err
 		}
 		res := tx.Where("+user_id = ? AND id IN ?", userID, ids).Delete(&Exchange{})
+		if res.Error != nil {
+			return res.Error
+		}
 		n = res.RowsAffected
-		return res.Error
+		told, err = s.afterDelete(tx, d)
+		return err
 	})
+	if err == nil {
+		s.tellDeleted(told)
+	}
 	return n, wrap("delete exchanges", err)
 }
 
 // ClearExchanges deletes all of the user's exchanges in a scope (with
 // ScopePage, of one page) and says how many exchanges and messages went.
 func (s *Store) ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (exchanges, messages int64, err error) {
+	var told []Deletion
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		sel := tx.Model(&Exchange{}).Select("id").Where("user_id = ? AND scope = ?", userID, scope)
 		if scope == ScopePage {
@@ -247,13 +260,32 @@ func (s *Store) ClearExchanges(ctx context.Context, userID int64, scope string, 
 		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", sel).Count(&messages).Error; err != nil {
 			return err
 		}
+		var ids []int64
+		pick := tx.Model(&Exchange{}).Where("user_id = ? AND scope = ?", userID, scope)
+		if scope == ScopePage {
+			pick = pick.Where("page_id = ?", pageID)
+		}
+		if err := pick.Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		d, err := s.beforeDelete(tx, ids)
+		if err != nil {
+			return err
+		}
 		del := tx.Where("user_id = ? AND scope = ?", userID, scope)
 		if scope == ScopePage {
 			del = del.Where("page_id = ?", pageID)
 		}
 		res := del.Delete(&Exchange{})
+		if res.Error != nil {
+			return res.Error
+		}
 		exchanges = res.RowsAffected
-		return res.Error
+		told, err = s.afterDelete(tx, d)
+		return err
 	})
+	if err == nil {
+		s.tellDeleted(told)
+	}
 	return exchanges, messages, wrap("clear exchanges", err)
 }

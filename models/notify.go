@@ -28,6 +28,10 @@ const (
 	NotifyPage     = "p" // page PG of user U made or changed
 	NotifyStop     = "s" // a Stop of exchange X's turn, held by W, was asked for
 	NotifyDelta    = "d" // a piece of a reply being written (sent by the process writing it)
+	// NotifyFamily: exchange X of user U, of family R, is being deleted and
+	// H stands for the family now (deletions.go; sent in the deleting
+	// transaction, so it comes before X's own "x").
+	NotifyFamily = "f"
 )
 
 // Notice is a notification's payload.
@@ -43,6 +47,8 @@ type Notice struct {
 	Origin   string `json:"o,omitempty"` // the committing session's application_name
 	Offset   int    `json:"f,omitempty"` // delta: bytes of the reply before Text
 	Text     string `json:"t,omitempty"` // delta: the piece
+	Heir     int64  `json:"h,omitempty"` // family: the member that stands for it now
+	Root     int64  `json:"r,omitempty"` // family: its root before the deletion
 }
 
 // newProcessTag names a store's database sessions (application_name): a

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -26,6 +27,8 @@ type Store struct {
 	dialect string
 	group   *committer // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
 	tag     string     // the application_name of its PostgreSQL sessions (notify.go)
+	// onDeleted hears the deletions once committed (deletions.go).
+	onDeleted atomic.Pointer[func([]Deletion)]
 }
 
 // Options tune how a database is opened.

@@ -187,6 +187,16 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	return familyItem(v, shown, heads, current, time.Now()), nil
 }
 
+// ShownItem is the sidebar item of the conversation on screen, ex, with its
+// family's size: read for one tab (not shared as an event's FamilyItem is).
+func (s *Screens) ShownItem(ctx context.Context, v Viewer, ex *models.Exchange) (views.HistoryItem, error) {
+	heads, err := s.store.FamilyHeads(ctx, v.UserID, []int64{ex.ID})
+	if err != nil {
+		return views.HistoryItem{}, err
+	}
+	return familyItem(v, ex, heads, ex.ID, time.Now()), nil
+}
+
 // EditForm is the form that edits a user message of a general chat,
 // holding text.
 func EditForm(v Viewer, m *models.Message, text string) views.EditForm {

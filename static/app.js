@@ -386,10 +386,18 @@
     return p ? Number(p.dataset.livePage) || 0 : 0;
   }
 
+  // The seqs of the entries that show a branch switcher: the server takes
+  // one away when its branch is deleted elsewhere.
+  function switches() {
+    return Array.from(document.querySelectorAll("#transcript [data-seq]"))
+      .filter((m) => m.querySelector("[data-testid=branch-switch]"))
+      .map((m) => Number(m.dataset.seq));
+  }
+
   function watch() {
     if (!socket) return;
     watching = shownExchange();
-    socket.send(JSON.stringify({ type: "watch", exchange_id: watching, since: maxSeq(), page_id: shownPage() }));
+    socket.send(JSON.stringify({ type: "watch", exchange_id: watching, since: maxSeq(), page_id: shownPage(), switches: switches() }));
   }
 
   // The page's new text from the socket, before htmx swaps it in. Text the

@@ -94,6 +94,13 @@ type BranchSwitch struct {
 	Next  int64 // the branch after this one (0: none)
 }
 
+// Switcher is an entry's switcher as it now stands, sent live to the tabs
+// that show the entry (BranchSwitchOOB); a zero Branch takes it away.
+type Switcher struct {
+	MessageID int64
+	Branch    BranchSwitch
+}
+
 // editable says whether the entry offers its edit (a user message) or
 // its regeneration (a reply): an entry of a live general chat's log.
 func (m ChatMessage) editable() bool { return m.Exchange != 0 && m.HasSeq && !m.ReadOnly }
@@ -199,6 +206,11 @@ type HistoryItem struct {
 	Family int64
 	// Branches is how many exchanges the family has (1: no branches).
 	Branches int
+	// SwapFamily, when set (and not SwapOOB), renders the item to replace
+	// out of band the elements the selector finds: the family's item in a
+	// list, whichever branch it showed (FamilyItemsOf), after one of its
+	// branches was deleted.
+	SwapFamily string
 }
 
 // FamilyKey is what the sidebar knows the item's family by.
@@ -287,6 +299,9 @@ func messageID(id int64) string  { return "msg-" + itoa64(id) }
 func feedbackID(id int64) string { return "feedback-" + itoa64(id) }
 func historyID(id int64) string  { return "history-" + itoa64(id) }
 
+// branchSwitchID is the element that holds an entry's switcher.
+func branchSwitchID(messageID int64) string { return "branch-switch-" + itoa64(messageID) }
+
 // nextFeedback is what pressing a thumb posts: its own value, or "none" to
 // clear it when it is the one already chosen.
 func nextFeedback(current, button string) string {
@@ -308,4 +323,15 @@ func feedbackLabel(value string) string {
 		return "Good reply"
 	}
 	return "Bad reply"
+}
+
+// FamilyItemsOf is the selector of the sidebar items of a family in one
+// list (the pinned, or the others): the item takes their place when a
+// branch of the family was deleted (HistoryItem.SwapFamily).
+func FamilyItemsOf(family int64, pinned bool) string {
+	list := "history-items"
+	if pinned {
+		list = "pinned-items"
+	}
+	return "#" + list + " > [data-family=\"" + itoa64(family) + "\"]"
 }

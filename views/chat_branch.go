@@ -27,6 +27,8 @@ const (
 	// NoticeEdited and NoticeRegenerated say what became of the original.
 	NoticeEdited      = "Your edit started a new branch; the original conversation is kept as it was."
 	NoticeRegenerated = "A new answer, in a new branch; the earlier answer is kept."
+	// NoticeContinued is told after time travel's "Continue from here".
+	NoticeContinued = "You continued from an earlier point: this is a new branch; the original conversation is kept as it was."
 )
 
 // deleteQuestion is what the sidebar's delete control asks: a family's

@@ -31,9 +31,9 @@ func (t TurnControl) Running() bool { return t.ExchangeID != 0 && t.Status == Tu
 // out-of-band swaps that show it. Empty parts send nothing.
 type LiveUpdate struct {
 	Entries []ChatMessage // appended to the transcript, in log order
-	// Replaced are entries the tab shows already, rendered again in their
-	// place (SwapOOB): their branch switcher changed.
-	Replaced []ChatMessage
+	// Switchers are the new switchers of entries the tab shows already,
+	// each swapped into its entry alone (an edit form open on it stays).
+	Switchers []Switcher
 	// PageEntries are a page chat's entries (a proposal with its card),
 	// appended to the panel's transcript, in log order.
 	PageEntries []PageEntry
@@ -55,7 +55,10 @@ type LiveUpdate struct {
 	// activity) or replaced where it is.
 	History *HistoryItem
 	Moved   bool
-	Removed int64 // a deleted exchange whose sidebar item goes
+	Removed int64 // a deleted exchange whose sidebar item goes (after History)
+	// Gone says the conversation the tab shows was deleted (in another tab,
+	// or through the API): the composer says so, and sends to a new chat.
+	Gone bool
 	// Adopted, when set, is the exchange the tab now follows: another tab
 	// started it in the chat this tab shows (the page's panel). The
 	// composer sends there next.
