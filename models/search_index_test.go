@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -350,6 +351,85 @@ func TestSearchIndexInTheBackground(t *testing.T) {
 	}
 	if n := count(t, s, "messages_fts", "messages_fts MATCH 'pelicans OR coasts'"); n != 2 {
 		t.Fatalf("the index holds %d of the turn's two messages", n)
+	}
+	indexIntact(t, s)
+}
+
+// TestSearchIndexUnderConcurrentWrites: turns, forks, deletes (which
+// promote copies) and searches at once, with background batches after
+// every few writes, leave an index that passes the integrity-check and
+// finds every searchable message that is left, once.
+func TestSearchIndexUnderConcurrentWrites(t *testing.T) {
+	ctx := context.Background()
+	s := newSQLite(t, Options{})
+	s.index.mu.Lock()
+	s.index.quiet, s.index.batch = 5*time.Millisecond, 20
+	s.index.mu.Unlock()
+	ann := mustUser(t, s, "ann")
+	const writers, rounds = 4, 12
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			errs <- func() error {
+				var exID, turns int64
+				for i := range rounds {
+					ts := TurnStart{UserID: ann.ID, ExchangeID: exID, Scope: ScopeGeneral, AgentType: "router", Owner: "o",
+						Query: fmt.Sprintf("pelican writer%d round%d", w, i)}
+					ex, _, err := s.StartTurn(ctx, ts)
+					if err != nil {
+						return err
+					}
+					if err := s.FinishTurn(ctx, ex.ID, "o", assistant(fmt.Sprintf("heron writer%d round%d", w, i))); err != nil {
+						return err
+					}
+					exID, turns = ex.ID, turns+1
+					switch i % 4 {
+					case 1: // a fork of the chat so far, whose copies wait for promotion
+						if _, err := s.Fork(ctx, ann.ID, ex.ID, 2*turns-1); err != nil {
+							return err
+						}
+					case 2: // a search (half the writers), which catches the index up
+						if w%2 == 1 {
+							break
+						}
+						if _, err := s.Search(ctx, ann.ID, SearchQuery{Terms: ParseSearch("pelican"), Limit: 5}); err != nil {
+							return err
+						}
+					case 3: // the chat deleted (its forks' copies promoted), a new one begun
+						if err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
+							return err
+						}
+						exID, turns = 0, 0
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexIntact(t, s)
+	// Every searchable message left, found once: by its own words, which
+	// only it and its copies (not indexed) hold.
+	var want []struct {
+		ID      int64
+		Content string
+	}
+	if err := s.db.Raw(`SELECT id, content FROM messages WHERE copy_of IS NULL AND role IN ('user', 'assistant')`).Scan(&want).Error; err != nil {
+		t.Fatal(err)
+	}
+	// Each writer's three forks keep three entries each, promoted when
+	// their chat was deleted.
+	if len(want) != writers*3*3 {
+		t.Fatalf("%d searchable messages are left, want %d", len(want), writers*3*3)
+	}
+	for _, m := range want {
+		if got := hitMessages(t, s, ann.ID, `"`+m.Content+`"`); len(got) != 1 || got[0] != m.ID {
+			t.Errorf("search %q found %v, want %d", m.Content, got, m.ID)
+		}
 	}
 	indexIntact(t, s)
 }
