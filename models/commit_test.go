@@ -12,9 +12,10 @@ import (
 
 // holdCommitter occupies the committer with a write that waits until the
 // returned function is called, so that the writes sent meanwhile queue up
-// and form the next group.
+// and form the next group (and no background search batch joins them).
 func holdCommitter(t *testing.T, s *Store) (release func()) {
 	t.Helper()
+	s.index.close()
 	started, gate, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		done <- s.transact(context.Background(), func(*gorm.DB) error {

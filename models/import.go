@@ -70,6 +70,9 @@ func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportIt
 	if err != nil {
 		return ImportCounts{}, wrap("import", err)
 	}
+	if s.index != nil {
+		s.index.wrote(searchIndexBatch) // its messages are indexed now, in the background
+	}
 	return n, nil
 }
 

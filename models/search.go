@@ -122,6 +122,10 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 	if len(q.Terms) == 0 || q.Limit <= 0 {
 		return []SearchHit{}, nil
 	}
+	// Whatever was written before is found (search_index.go).
+	if err := s.CatchUpSearch(ctx); err != nil {
+		return nil, wrap("search", err)
+	}
 	db := s.db.WithContext(ctx)
 	var rows []searchRow
 	var err error

@@ -25,8 +25,9 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string
-	group   *committer // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
-	tag     string     // the application_name of its PostgreSQL sessions (notify.go)
+	group   *committer     // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
+	index   *searchIndexer // SQLite's search indexing after the commit (search_index.go); nil on PostgreSQL
+	tag     string         // the application_name of its PostgreSQL sessions (notify.go)
 	// onDeleted hears the deletions once committed (deletions.go).
 	onDeleted atomic.Pointer[func([]Deletion)]
 }
@@ -85,7 +86,16 @@ func Open(dsn string, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(8)
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(0)
-	return &Store{db: db, dialect: "sqlite", group: newCommitter(db, opts.OnGroupCommit)}, nil
+	s := &Store{db: db, dialect: "sqlite"}
+	s.index = newSearchIndexer(s)
+	onGroup := opts.OnGroupCommit
+	s.group = newCommitter(db, func(writes int) {
+		if onGroup != nil {
+			onGroup(writes)
+		}
+		s.index.wrote(writes)
+	})
+	return s, nil
 }
 
 // connectTimeout bounds a new connection to PostgreSQL: a host that does
@@ -167,6 +177,10 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	if s.index != nil {
+		// What a stopped process left waiting is indexed in a moment.
+		s.index.wrote(0)
+	}
 	return n, s.fillUsernameKeys(ctx)
 }
 
@@ -178,6 +192,9 @@ func (s *Store) Dialect() string { return s.dialect }
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	if s.index != nil {
+		s.index.close()
+	}
 	if s.group != nil {
 		s.group.close()
 	}

@@ -112,7 +112,12 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 	if _, err := tx.ExecContext(ctx, e.rebind(`UPDATE exchanges SET turn_count = ? WHERE id = ?`), (n+1)/2, exchangeID); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	// Indexed for search now, as the seed's own cost (the store indexes in
+	// batches after the commit: models/search_index.go).
+	return e.store.CatchUpSearch(ctx)
 }
 
 // dial opens /live as the signed-in bench user, from the server's origin.

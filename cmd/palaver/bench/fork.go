@@ -114,5 +114,10 @@ func (e *env) seedForkLog(ctx context.Context, userID int64, n int, long bool) (
 			return 0, err
 		}
 	}
-	return id, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	// Indexed for search now, as the seed's own cost (the store indexes in
+	// batches after the commit: models/search_index.go).
+	return id, e.store.CatchUpSearch(ctx)
 }

@@ -119,6 +119,11 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 			return err
 		}
 	}
+	// Indexed for search now, as the seed's own cost (the store indexes in
+	// batches after the commit: models/search_index.go).
+	if err := e.store.CatchUpSearch(ctx); err != nil {
+		return err
+	}
 	if _, err := e.raw.ExecContext(ctx, `ANALYZE`); err != nil {
 		return err
 	}
