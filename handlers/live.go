@@ -194,6 +194,10 @@ type liveSession struct {
 	switches map[int64]views.BranchSwitch
 	shown    replyView    // how much of the reply being written the pending cell holds
 	out      bytes.Buffer // rendered, to be written as one message (flush)
+
+	// queued is the update to render after out, the next ones folded
+	// into it where they can be (send, mergeLive).
+	queued *views.LiveUpdate
 }
 
 // viewer is who the connection's parts are built for.
@@ -685,18 +689,41 @@ func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
 // errLiveWrite is a failed write: the tab is gone.
 var errLiveWrite = errors.New("live: write failed")
 
-// send renders u after what is waiting to be written (flush writes it);
-// an empty update adds nothing.
+// send adds u to what is waiting to be written (flush writes it), folded
+// into the update before it where it can be (mergeLive); an empty update
+// adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && len(u.Replaced) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
-		u.Turn == nil && u.History == nil && u.Removed == 0 {
+	if liveEmpty(&u) {
 		return nil
 	}
-	return views.LiveMessage(u, s.h.liveCache).Render(s.ctx, &s.out)
+	if s.queued != nil {
+		if m, ok := mergeLive(*s.queued, u); ok {
+			*s.queued = m
+			return nil
+		}
+		if err := s.render(); err != nil {
+			return err
+		}
+	}
+	s.queued = &u
+	return nil
 }
 
-// flush writes what send rendered as one message.
+// render renders the queued update after what is rendered already.
+func (s *liveSession) render() error {
+	if s.queued == nil {
+		return nil
+	}
+	u := s.queued
+	s.queued = nil
+	return views.LiveMessage(*u, s.h.liveCache).Render(s.ctx, &s.out)
+}
+
+// flush writes what send queued as one message.
 func (s *liveSession) flush() error {
+	if err := s.render(); err != nil {
+		return err
+	}
 	if s.out.Len() == 0 {
 		return nil
 	}
