@@ -719,11 +719,22 @@ func (s *liveSession) render() error {
 	return views.LiveMessage(*u, s.h.liveCache).Render(s.ctx, &s.out)
 }
 
-// flush writes what send queued as one message.
+// flush writes what send queued as one message: an update alone in it
+// that other tabs may receive alike as the frame kept for it (liveFrames).
 func (s *liveSession) flush() error {
+	if s.out.Len() == 0 && s.queued != nil {
+		if k, ok := liveFrameKeyOf(s.queued); ok {
+			return s.flushShared(k)
+		}
+	}
 	if err := s.render(); err != nil {
 		return err
 	}
+	return s.write()
+}
+
+// write writes what is rendered as one message.
+func (s *liveSession) write() error {
 	if s.out.Len() == 0 {
 		return nil
 	}
