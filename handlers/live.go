@@ -351,7 +351,7 @@ func (s *liveSession) events(e agents.Event) error {
 		if err := s.event(e); err != nil {
 			return err
 		}
-		if next == nil && n < liveBatch && s.out.Len() < liveBatchBytes {
+		if next == nil && n < liveBatch && s.pendingBytes() < liveBatchBytes {
 			select {
 			case f := <-s.sub.C:
 				next = &f
@@ -707,6 +707,22 @@ func (s *liveSession) send(u views.LiveUpdate) error {
 	}
 	s.queued = &u
 	return nil
+}
+
+// pendingBytes is about how long the message waiting to be written is:
+// what is rendered, and the text of the queued update.
+func (s *liveSession) pendingBytes() int {
+	n := s.out.Len()
+	if q := s.queued; q != nil {
+		n += len(q.Delta)
+		if q.ReplyText != nil {
+			n += len(*q.ReplyText)
+		}
+		for i := range q.Entries {
+			n += len(q.Entries[i].HTML) + len(q.Entries[i].Text)
+		}
+	}
+	return n
 }
 
 // render renders the queued update after what is rendered already.

@@ -202,6 +202,13 @@ func TestLiveStalledTabHoldsUpNoOther(t *testing.T) {
 	if live.deltas.String() != want.String() {
 		t.Fatalf("the reading tab got %d bytes of the reply, not the %d published", live.deltas.Len(), want.Len())
 	}
+	// What queued up goes out in messages of about 64 KB (a piece past
+	// it), so that what comes next is not held up behind a huge one.
+	for _, f := range live.frames {
+		if len(f) > 128<<10 {
+			t.Fatalf("a message of %d KB", len(f)>>10)
+		}
+	}
 	r := a.liveFinish(ann.user.ID, ex.ID, "done")
 	live.hasEntries(msgID(q), msgID(r))
 	live.readUntil("the turn's end", func() bool { return live.turn == models.TurnIdle && !live.pending })
