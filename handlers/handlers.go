@@ -122,6 +122,10 @@ type Handlers struct {
 	throttle  throttle.Throttle
 	csrfKey   []byte
 	observer  Observer
+
+	// liveFrames holds whole live messages many tabs receive alike,
+	// framed once (live_frames.go).
+	liveFrames liveFrames
 }
 
 // Limits of the HTTP surface.

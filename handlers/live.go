@@ -202,6 +202,10 @@ type liveSession struct {
 	switches map[int64]views.BranchSwitch
 	shown    replyView    // how much of the reply being written the pending cell holds
 	out      bytes.Buffer // rendered, to be written as one message (flush)
+
+	// queued is the update to render after out, the next ones folded
+	// into it where they can be (send, mergeLive).
+	queued *views.LiveUpdate
 }
 
 // viewer is who the connection's parts are built for.
@@ -391,7 +395,7 @@ func (s *liveSession) events(e agents.Event) error {
 		if err := s.event(e); err != nil {
 			return err
 		}
-		if next == nil && n < liveBatch && s.out.Len() < liveBatchBytes {
+		if next == nil && n < liveBatch && s.pendingBytes() < liveBatchBytes {
 			select {
 			case f := <-s.sub.C:
 				next = &f
@@ -791,18 +795,68 @@ var unknownSwitch = views.BranchSwitch{Count: -1}
 // errLiveWrite is a failed write: the tab is gone.
 var errLiveWrite = errors.New("live: write failed")
 
-// send renders u after what is waiting to be written (flush writes it);
-// an empty update adds nothing.
+// send adds u to what is waiting to be written (flush writes it), folded
+// into the update before it where it can be (mergeLive); an empty update
+// adds nothing.
 func (s *liveSession) send(u views.LiveUpdate) error {
-	if len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply && u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" &&
-		u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone {
+	if liveEmpty(&u) {
 		return nil
 	}
-	return views.LiveMessage(u, s.h.liveCache).Render(s.ctx, &s.out)
+	if s.queued != nil {
+		if m, ok := mergeLive(*s.queued, u); ok {
+			*s.queued = m
+			return nil
+		}
+		if err := s.render(); err != nil {
+			return err
+		}
+	}
+	s.queued = &u
+	return nil
 }
 
-// flush writes what send rendered as one message.
+// pendingBytes is about how long the message waiting to be written is:
+// what is rendered, and the text of the queued update.
+func (s *liveSession) pendingBytes() int {
+	n := s.out.Len()
+	if q := s.queued; q != nil {
+		n += len(q.Delta)
+		if q.ReplyText != nil {
+			n += len(*q.ReplyText)
+		}
+		for i := range q.Entries {
+			n += len(q.Entries[i].HTML) + len(q.Entries[i].Text)
+		}
+	}
+	return n
+}
+
+// render renders the queued update after what is rendered already.
+func (s *liveSession) render() error {
+	if s.queued == nil {
+		return nil
+	}
+	u := s.queued
+	s.queued = nil
+	return views.LiveMessage(*u, s.h.liveCache).Render(s.ctx, &s.out)
+}
+
+// flush writes what send queued as one message: an update alone in it
+// that other tabs may receive alike as the frame kept for it (liveFrames).
 func (s *liveSession) flush() error {
+	if s.out.Len() == 0 && s.queued != nil {
+		if k, ok := liveFrameKeyOf(s.queued); ok {
+			return s.flushShared(k)
+		}
+	}
+	if err := s.render(); err != nil {
+		return err
+	}
+	return s.write()
+}
+
+// write writes what is rendered as one message.
+func (s *liveSession) write() error {
 	if s.out.Len() == 0 {
 		return nil
 	}

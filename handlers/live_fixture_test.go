@@ -75,6 +75,7 @@ type liveTab struct {
 	deltas  strings.Builder
 	opened  int      // pending reply cells opened
 	closed  int      // pending reply cells removed
+	pending bool     // a pending reply cell is open, as the tab applied them in order
 	turn    string   // the composer's last turn state
 	history []string // "history-N:status" for each sidebar item sent
 }
@@ -141,8 +142,10 @@ func (l *liveTab) read() string {
 			}
 		case testid == "pending-reply":
 			l.opened++
+			l.pending = true
 		case id == "pending-reply" && oob == "delete":
 			l.closed++
+			l.pending = false
 		case testid == "composer-turn":
 			l.turn, _ = chatAttr(n, "data-turn-status")
 		case testid == "history-item":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"time"
 
 	"palaver/models"
 )
@@ -16,12 +17,32 @@ import (
 // *models.Exchange shared by all its subscribers, so the memo is keyed by
 // that pointer (and the exchange the tab shows): a later event is another
 // pointer and reads afresh, so nothing stale is ever shown. It holds the
-// latest event only.
+// latest familyEvents events: a turn publishes two headers (started,
+// finished) within a millisecond, and tabs that fall behind hear the first
+// while others already hear the second; holding the latest one only, each
+// tab that went back and forth between them made the lookup again (up to
+// 268 lookups for one message at 200 tabs).
 type familyMemo struct {
-	mu    sync.Mutex
+	mu     sync.Mutex
+	events [familyEvents]familyEvent // a ring, the oldest overwritten
+	next   int
+}
+
+// familyEvents is how many recent events the memo holds.
+const familyEvents = 8
+
+// familyEvent is one event's lookups.
+type familyEvent struct {
 	event *models.Exchange
+	at    time.Time              // when its first tab asked
 	heads map[int64]*familyHeads // by the exchange the tab shows
 }
+
+// familyFresh is how long an event's lookup serves its tabs. A header is
+// published once per change, but should one be published again as it was
+// (a turn whose finished header could not be read), a family changed
+// meanwhile is read afresh.
+const familyFresh = 2 * time.Second
 
 // familyHeads is one lookup, made once for every tab that asks.
 type familyHeads struct {
@@ -37,13 +58,28 @@ type familyHeads struct {
 func (s *Screens) eventFamilyHeads(ctx context.Context, userID int64, ex *models.Exchange, current int64, ids []int64) (map[int64]models.FamilyHead, error) {
 	m := &s.families
 	m.mu.Lock()
-	if m.event != ex {
-		m.event, m.heads = ex, map[int64]*familyHeads{}
+	now := time.Now()
+	var ev *familyEvent
+	for i := range m.events {
+		if m.events[i].event == ex && now.Sub(m.events[i].at) < familyFresh {
+			ev = &m.events[i]
+			break
+		}
 	}
-	f := m.heads[current]
+	if ev == nil {
+		for i := range m.events {
+			if m.events[i].event == ex {
+				m.events[i] = familyEvent{} // gone stale
+			}
+		}
+		ev = &m.events[m.next]
+		m.next = (m.next + 1) % familyEvents
+		*ev = familyEvent{event: ex, at: now, heads: map[int64]*familyHeads{}}
+	}
+	f := ev.heads[current]
 	if f == nil {
 		f = &familyHeads{}
-		m.heads[current] = f
+		ev.heads[current] = f
 	}
 	m.mu.Unlock()
 	f.once.Do(func() { f.heads, f.err = s.store.FamilyHeads(ctx, userID, ids) })

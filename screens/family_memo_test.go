@@ -86,3 +86,43 @@ func TestOneFamilyLookupPerEvent(t *testing.T) {
 		t.Errorf("two events made %d family lookups, want 2", n)
 	}
 }
+
+// A turn publishes two headers within a millisecond (started, finished),
+// and tabs that fall behind hear the first while others hear the second:
+// tabs going back and forth between two events still make one lookup each.
+func TestFamilyLookupSharedAcrossInterleavedEvents(t *testing.T) {
+	ctx := context.Background()
+	s, u := newStore(t)
+	ex, _, err := s.StartTurn(ctx, models.TurnStart{UserID: u.ID, Scope: models.ScopeGeneral, Query: "hello", Owner: "test", AgentType: "router"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := s.Exchange(ctx, u.ID, ex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishTurn(ctx, ex.ID, "test", &models.Message{Role: models.RoleAssistant, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	finished, err := s.Exchange(ctx, u.ID, ex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingStore{Store: s}
+	sc := screens.New(cs, s, views.NewMarkdown())
+	v := screens.Viewer{UserID: u.ID}
+	for tab := range 20 {
+		for _, event := range []*models.Exchange{started, finished} {
+			it, err := sc.FamilyItem(ctx, v, event, ex.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.ID != ex.ID || it.TurnStatus != event.TurnStatus {
+				t.Fatalf("tab %d: item %d %q, want %d %q", tab, it.ID, it.TurnStatus, ex.ID, event.TurnStatus)
+			}
+		}
+	}
+	if n := cs.lookups.Load(); n != 2 {
+		t.Errorf("20 tabs hearing two events in turn made %d family lookups, want 2", n)
+	}
+}

@@ -18,6 +18,8 @@ import (
 type LiveCache struct {
 	messages *memo[ChatMessage]
 	history  *memo[HistoryItem]
+	pending  *memo[int64]       // the pending reply cell, by the entry it answers
+	turns    *memo[TurnControl] // the composer's turn state
 }
 
 // liveCached bounds each memo.
@@ -25,7 +27,8 @@ const liveCached = 1024
 
 // NewLiveCache makes an empty cache.
 func NewLiveCache() *LiveCache {
-	return &LiveCache{messages: newMemo[ChatMessage](liveCached), history: newMemo[HistoryItem](liveCached)}
+	return &LiveCache{messages: newMemo[ChatMessage](liveCached), history: newMemo[HistoryItem](liveCached),
+		pending: newMemo[int64](liveCached), turns: newMemo[TurnControl](liveCached)}
 }
 
 // message is Message, rendered once for every tab it goes to (nil: no
@@ -43,6 +46,23 @@ func (lc *LiveCache) historyEntry(it HistoryItem) templ.Component {
 		return HistoryEntry(it)
 	}
 	return remembered(lc.history, it, HistoryEntry(it))
+}
+
+// pendingReply is PendingReplyOOB, rendered once for every tab it goes to.
+func (lc *LiveCache) pendingReply(afterID int64) templ.Component {
+	if lc == nil {
+		return PendingReplyOOB(afterID)
+	}
+	return remembered(lc.pending, afterID, PendingReplyOOB(afterID))
+}
+
+// composerTurn is ComposerTurn out of band, rendered once for every tab it
+// goes to.
+func (lc *LiveCache) composerTurn(t TurnControl) templ.Component {
+	if lc == nil {
+		return ComposerTurn(t, true)
+	}
+	return remembered(lc.turns, t, ComposerTurn(t, true))
 }
 
 // remembered renders with render the first time key is seen, and the same

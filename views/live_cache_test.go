@@ -23,7 +23,7 @@ func renderString(t *testing.T, c templ.Component) string {
 // identity (or not at all), and a changed value behind it would serve the
 // HTML of the old one.
 func TestCacheKeysArePlainValues(t *testing.T) {
-	for _, v := range []any{ChatMessage{}, HistoryItem{}} {
+	for _, v := range []any{ChatMessage{}, HistoryItem{}, TurnControl{}} {
 		var walk func(path string, ty reflect.Type)
 		walk = func(path string, ty reflect.Type) {
 			switch ty.Kind() {
@@ -105,4 +105,19 @@ func TestLiveCacheFollowsEveryField(t *testing.T) {
 			t.Fatalf("history item with %s changed came out as\n%s\nwant\n%s", field, got, want)
 		}
 	})
+
+	turn := TurnControl{ExchangeID: 4, Status: TurnRunning, CSRF: "tok"}
+	if got, want := renderString(t, lc.composerTurn(turn)), renderString(t, ComposerTurn(turn, true)); got != want {
+		t.Fatalf("cached turn state\n%s\nwant\n%s", got, want)
+	}
+	vary(turn, func(field string, v TurnControl) {
+		if got, want := renderString(t, lc.composerTurn(v)), renderString(t, ComposerTurn(v, true)); got != want {
+			t.Fatalf("turn state with %s changed came out as\n%s\nwant\n%s", field, got, want)
+		}
+	})
+	for _, after := range []int64{5, 6} {
+		if got, want := renderString(t, lc.pendingReply(after)), renderString(t, PendingReplyOOB(after)); got != want {
+			t.Fatalf("cached pending cell after %d\n%s\nwant\n%s", after, got, want)
+		}
+	}
 }

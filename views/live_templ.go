@@ -373,7 +373,7 @@ func LiveMessage(u LiveUpdate, cache *LiveCache) templ.Component {
 			}
 		}
 		if u.OpenReply != nil {
-			templ_7745c5c3_Err = PendingReplyOOB(*u.OpenReply).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = cache.pendingReply(*u.OpenReply).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -443,7 +443,7 @@ func LiveMessage(u LiveUpdate, cache *LiveCache) templ.Component {
 			}
 		}
 		if u.Turn != nil {
-			templ_7745c5c3_Err = ComposerTurn(*u.Turn, true).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = cache.composerTurn(*u.Turn).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

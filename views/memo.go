@@ -5,7 +5,7 @@ import "sync"
 // memo remembers rendered HTML by its inputs, up to a bound: once full,
 // each new entry takes the place of the oldest. Safe for concurrent use.
 type memo[K comparable] struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex // read by every tab an update goes to
 	limit int
 	cache map[K]string
 	order []K // insertion order: a ring of limit entries
@@ -17,8 +17,8 @@ func newMemo[K comparable](limit int) *memo[K] {
 }
 
 func (m *memo[K]) get(key K) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	html, ok := m.cache[key]
 	return html, ok
 }

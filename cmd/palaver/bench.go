@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 
 	"palaver/cmd/palaver/bench"
@@ -17,6 +18,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := f.bool("quick", false, "shrink the data and the work to finish in under a minute")
 	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
 	cpuProfile := f.string("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	traceOut := f.string("trace", "", "write an execution trace of the run to this file (go tool trace reads it; best with --only)")
 	only := f.string("only", "", "run only these groups of figures, comma-separated (disk, append, fork, open, throughput, history, search, startup, fanout, rss, export)")
 	pgURL := f.string("postgres", "", "measure on the PostgreSQL server at this postgres:// URL instead (a database of its own is made there and dropped), with xproc_fanout_p99_ms")
 	if pos, err := f.parse(args); err != nil {
@@ -38,6 +40,17 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceOut != "" {
+		out, err := os.Create(*traceOut)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := trace.Start(out); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if *pgURL != "" && *only != "" {
 		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)

@@ -6,7 +6,7 @@
 //	palaver user key NAME [--db …]
 //	palaver export --user NAME [--out FILE] [--db …]
 //	palaver import --user NAME FILE [--db …]
-//	palaver bench [--quick] [--postgres URL] [--only GROUPS] [--db-dir DIR] [--cpuprofile FILE]
+//	palaver bench [--quick] [--postgres URL] [--only GROUPS] [--db-dir DIR] [--cpuprofile FILE] [--trace FILE]
 //
 // Every flag also reads an environment variable (PALAVER_ADDR, PALAVER_DB, …).
 package main
@@ -41,7 +41,7 @@ const usage = `usage:
   palaver user key NAME [--db …]                                    print a new API key
   palaver export --user NAME [--out FILE] [--db …]                  the user's data as JSONL (stdout without --out)
   palaver import --user NAME FILE [--db …]                          Palaver JSONL, or ChatGPT's conversations.json / export .zip
-  palaver bench   [--quick] [--postgres URL] [--only GROUPS] [--db-dir DIR] [--cpuprofile FILE]
+  palaver bench   [--quick] [--postgres URL] [--only GROUPS] [--db-dir DIR] [--cpuprofile FILE] [--trace FILE]
                                                                     measure against the targets on a temporary database
 
 Run "palaver COMMAND -h" for a command's flags; each also reads its PALAVER_* variable.

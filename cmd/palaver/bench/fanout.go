@@ -14,12 +14,14 @@ import (
 // fanoutFigures: a turn's message reaching many websockets watching its
 // exchange.
 func fanoutFigures(ctx context.Context, e *env, r report) error {
-	p99, first, err := e.fanout(ctx)
+	p99, first, cpu, err := e.fanout(ctx)
 	if err != nil {
 		return err
 	}
 	r.line("fanout_p99_ms", ms(p99), "≤ 30; the rounds after the first")
 	r.line("fanout_first_max_ms", ms(first), "≤ 60; the first message to the freshly opened sockets, not in the p99")
+	r.anchor("fanout_cpu_us_per_socket", float64(cpu.Microseconds())/float64(e.size.FanoutClients*e.size.FanoutRounds),
+		"the process's CPU per socket and round after the first: the server's and the reading clients', which run in this process; it does not swing with the machine's load")
 	return nil
 }
 
@@ -39,10 +41,10 @@ type fanoutRound struct {
 // and apart the slowest delivery of a first round, which meets connections
 // that have sent nothing yet (their buffers and stacks not grown): the
 // steady state is the target, the first message is shown beside it.
-func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) {
+func (e *env) fanout(ctx context.Context) (p99, first, cpu time.Duration, err error) {
 	exID, err := e.chat("fanout start", 0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var cur atomic.Pointer[fanoutRound]
 	conns := make([]*websocket.Conn, 0, e.size.FanoutClients)
@@ -56,12 +58,12 @@ func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) 
 	for i := range e.size.FanoutClients {
 		conn, err := e.dial()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		conns = append(conns, conn)
 		watch := fmt.Sprintf(`{"type":"watch","exchange_id":%d,"since":%d}`, exID, 1)
 		if err := conn.WriteMessage(websocket.TextMessage, []byte(watch)); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		readers.Add(1)
 		go func() {
@@ -94,12 +96,18 @@ func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) 
 	}
 	time.Sleep(300 * time.Millisecond) // let the server take every watch
 	var ds []time.Duration
+	var cpu0 time.Duration
 	for round := range e.size.FanoutRounds + 1 {
+		if round == 1 {
+			if cpu0, err = cpuTime(); err != nil {
+				return 0, 0, 0, err
+			}
+		}
 		r := &fanoutRound{marker: fmt.Sprintf("fanout-%d-%s", round, randHex(4)), got: map[int]time.Duration{}, all: make(chan struct{}), want: len(conns)}
 		r.t0 = time.Now()
 		cur.Store(r)
 		if _, err := e.chat(r.marker, exID); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		select {
 		case <-r.all:
@@ -107,9 +115,9 @@ func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) 
 			r.mu.Lock()
 			n := len(r.got)
 			r.mu.Unlock()
-			return 0, 0, fmt.Errorf("round %d: %d of %d subscribers got the message", round, n, r.want)
+			return 0, 0, 0, fmt.Errorf("round %d: %d of %d subscribers got the message", round, n, r.want)
 		case <-ctx.Done():
-			return 0, 0, ctx.Err()
+			return 0, 0, 0, ctx.Err()
 		}
 		r.mu.Lock()
 		for _, d := range r.got {
@@ -121,5 +129,9 @@ func (e *env) fanout(ctx context.Context) (p99, first time.Duration, err error) 
 		}
 		r.mu.Unlock()
 	}
-	return percentile(ds, 0.99), first, nil
+	cpu1, err := cpuTime()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return percentile(ds, 0.99), first, cpu1 - cpu0, nil
 }

@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	fws "github.com/fasthttp/websocket"
+
+	"palaver/views"
+)
+
+// Every tab of a user that hears the same events in the same state is sent
+// the same frame: the turn's reply with the composer and the sidebar item,
+// to each of the tabs on a conversation. liveFrames keeps such frames
+// rendered and framed once (a websocket prepared message), so that each tab
+// writes the bytes as they are, without rendering them again or copying them
+// into its own buffer. A frame is kept by its update's content
+// (liveFrameKey): the fragments are pure functions of their view models, so
+// the same key is the same bytes.
+type liveFrames struct {
+	mu     sync.RWMutex
+	frames map[liveFrameKey]*fws.PreparedMessage
+	order  []liveFrameKey // insertion order: a ring of liveFramesKept keys
+	next   int
+}
+
+const (
+	liveFramesKept = 64       // frames kept; the oldest goes first
+	liveFrameMax   = 64 << 10 // a bigger frame (a long reply) is not kept
+)
+
+// liveFrameKey is a live update's whole content, for the updates that many
+// tabs receive alike: up to two entries appended, the pending cell, the
+// composer, the sidebar. Updates with other parts (entries rendered again,
+// a page's parts, an adopted chat, a catch-up) are rendered per tab.
+type liveFrameKey struct {
+	entries    [2]views.ChatMessage
+	nEntries   int
+	closeReply bool
+	openReply  int64
+	hasOpen    bool
+	replyText  string
+	hasText    bool
+	delta      string
+	turn       views.TurnControl
+	hasTurn    bool
+	removed    int64
+	history    views.HistoryItem
+	hasHistory bool
+	moved      bool
+}
+
+// liveFrameKeyOf returns u's key, or false when u is not one kept.
+func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
+	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone {
+		return liveFrameKey{}, false
+	}
+	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, removed: u.Removed, moved: u.Moved}
+	copy(k.entries[:], u.Entries)
+	if u.OpenReply != nil {
+		k.openReply, k.hasOpen = *u.OpenReply, true
+	}
+	if u.ReplyText != nil {
+		k.replyText, k.hasText = *u.ReplyText, true
+	}
+	if u.Turn != nil {
+		k.turn, k.hasTurn = *u.Turn, true
+	}
+	if u.History != nil {
+		k.history, k.hasHistory = *u.History, true
+	}
+	return k, true
+}
+
+func (f *liveFrames) get(k liveFrameKey) *fws.PreparedMessage {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.frames[k]
+}
+
+func (f *liveFrames) put(k liveFrameKey, pm *fws.PreparedMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.frames == nil {
+		f.frames = make(map[liveFrameKey]*fws.PreparedMessage, liveFramesKept)
+	}
+	if _, ok := f.frames[k]; ok {
+		return // framed meanwhile by another tab
+	}
+	if len(f.order) < liveFramesKept {
+		f.order = append(f.order, k)
+	} else {
+		delete(f.frames, f.order[f.next])
+		f.order[f.next] = k
+		f.next = (f.next + 1) % liveFramesKept
+	}
+	f.frames[k] = pm
+}
+
+// flushShared writes the queued update, alone in its message, as the frame
+// kept for its content, rendering and keeping it first if none is.
+func (s *liveSession) flushShared(k liveFrameKey) error {
+	pm := s.h.liveFrames.get(k)
+	if pm == nil {
+		if err := s.render(); err != nil {
+			return err
+		}
+		if s.out.Len() > liveFrameMax {
+			return s.write()
+		}
+		defer s.out.Reset()
+		var err error
+		if pm, err = fws.NewPreparedMessage(fws.TextMessage, s.out.Bytes()); err != nil {
+			return err
+		}
+		s.h.liveFrames.put(k, pm)
+	}
+	s.queued = nil
+	_ = s.conn.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
+	if err := s.conn.WritePreparedMessage(pm); err != nil {
+		return errors.Join(errLiveWrite, err)
+	}
+	return nil
+}
