@@ -80,15 +80,16 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 					return ErrLogMoved
 				}
 			}
-			// RETURNING fills ex with the header as updated.
-			res := tx.Model(&ex).Clauses(clause.Returning{}).
-				Where("id = ? AND user_id = ? AND turn_status <> ?", t.ExchangeID, t.UserID, TurnRunning).
-				Updates(map[string]any{
-					"turn_status": TurnRunning, "turn_owner": t.Owner, "turn_heartbeat_at": at,
-					"turn_attempts": 1, "turn_count": gorm.Expr("turn_count + 1"),
-					"updated_at": at, "agent_type": t.AgentType,
-					"title": gorm.Expr("CASE WHEN title = '' THEN ? ELSE title END", TitleFrom(t.Query)),
-				})
+			// RETURNING fills ex with the header as updated. Written out
+			// rather than built by gorm's Updates: every turn runs it.
+			// The statuses are literals: SQLite prepares a statement again
+			// on every run when a bound value meets the literal of a
+			// partial index (exchanges_running's turn_status = 'running').
+			res := tx.Raw(`UPDATE exchanges SET turn_status = '`+TurnRunning+`', turn_owner = ?, turn_heartbeat_at = ?,
+				turn_attempts = 1, turn_count = turn_count + 1, updated_at = ?, agent_type = ?,
+				title = CASE WHEN title = '' THEN ? ELSE title END
+				WHERE id = ? AND user_id = ? AND turn_status <> '`+TurnRunning+`' RETURNING *`,
+				t.Owner, at, at, t.AgentType, TitleFrom(t.Query), t.ExchangeID, t.UserID).Scan(&ex)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -130,11 +131,9 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 		// The lease is released last, with RETURNING: the header then
 		// holds what the entries' triggers wrote. A lost lease fails the
 		// whole write, entries included.
-		res := tx.Model(&ex).Clauses(clause.Returning{}).
-			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-			Updates(map[string]any{
-				"turn_status": TurnIdle, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
-			})
+		res := tx.Raw(`UPDATE exchanges SET turn_status = '`+TurnIdle+`', turn_owner = NULL, turn_heartbeat_at = NULL, updated_at = ?
+			WHERE id = ? AND turn_status = '`+TurnRunning+`' AND turn_owner = ? RETURNING *`,
+			now(), exchangeID, owner).Scan(&ex)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -236,15 +235,7 @@ func appendEntry(tx *gorm.DB, exchangeID int64, m *Message) (*Message, error) {
 		m.CreatedAt = now()
 	}
 	m.Seq = nil
-	if m.Role != RoleError {
-		var next int64
-		if err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1) + 1").
-			Where("exchange_id = ?", exchangeID).Scan(&next).Error; err != nil {
-			return nil, err
-		}
-		m.Seq = &next
-	}
-	if err := tx.Create(m).Error; err != nil {
+	if err := insertEntry(tx, exchangeID, m); err != nil {
 		if errors.Is(err, gorm.ErrDuplicatedKey) {
 			return nil, ErrSeqTaken
 		}
