@@ -76,16 +76,11 @@ func (s *Store) MessagesBefore(ctx context.Context, userID, exchangeID int64, be
 func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]Message, error) {
 	// Every turn reads this: the rows are scanned by hand, not by gorm's
 	// reflection (that was a tenth of a turn's CPU).
-	// SQLite reads LIMIT ?+0: with a bare ? it prepares the statement again
-	// on every run (the plan depends on a bound LIMIT), four times the
-	// cost of the read itself.
-	lim := "?"
-	if s.dialect == "sqlite" {
-		lim = "?+0"
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, wrap("recent context", err)
 	}
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT id, exchange_id, seq, role, content, tool FROM messages
-		WHERE exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND seq IS NOT NULL
-		ORDER BY seq DESC LIMIT `+lim, exchangeID, userID, limit).Rows()
+	rows, err := sqlDB.QueryContext(ctx, recentContextStmt.in(s.dialect), exchangeID, userID, limit)
 	if err != nil {
 		return nil, wrap("recent context", err)
 	}
@@ -95,7 +90,8 @@ func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, lim
 		var m Message
 		var seq int64
 		var tool sql.NullString
-		if err := rows.Scan(&m.ID, &m.ExchangeID, &seq, &m.Role, &m.Content, &tool); err != nil {
+		m.ExchangeID = exchangeID
+		if err := rows.Scan(&m.ID, &seq, &m.Role, &m.Content, &tool); err != nil {
 			return nil, wrap("recent context", err)
 		}
 		m.Seq = &seq

@@ -80,20 +80,13 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 					return ErrLogMoved
 				}
 			}
-			// RETURNING fills ex with the header as updated. Written out
-			// rather than built by gorm's Updates: every turn runs it.
-			// The statuses are literals: SQLite prepares a statement again
-			// on every run when a bound value meets the literal of a
-			// partial index (exchanges_running's turn_status = 'running').
-			res := tx.Raw(`UPDATE exchanges SET turn_status = '`+TurnRunning+`', turn_owner = ?, turn_heartbeat_at = ?,
-				turn_attempts = 1, turn_count = turn_count + 1, updated_at = ?, agent_type = ?,
-				title = CASE WHEN title = '' THEN ? ELSE title END
-				WHERE id = ? AND user_id = ? AND turn_status <> '`+TurnRunning+`' RETURNING *`,
-				t.Owner, at, at, t.AgentType, TitleFrom(t.Query), t.ExchangeID, t.UserID).Scan(&ex)
-			if res.Error != nil {
-				return res.Error
+			// RETURNING fills ex with the header as updated.
+			updated, err := returningExchange(tx, startTurnStmt, &ex,
+				t.Owner, at, at, t.AgentType, TitleFrom(t.Query), t.ExchangeID, t.UserID)
+			if err != nil {
+				return err
 			}
-			if res.RowsAffected == 0 {
+			if !updated {
 				if err := tx.Where("id = ? AND user_id = ?", t.ExchangeID, t.UserID).Take(&ex).Error; err != nil {
 					return err
 				}
@@ -131,13 +124,11 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 		// The lease is released last, with RETURNING: the header then
 		// holds what the entries' triggers wrote. A lost lease fails the
 		// whole write, entries included.
-		res := tx.Raw(`UPDATE exchanges SET turn_status = '`+TurnIdle+`', turn_owner = NULL, turn_heartbeat_at = NULL, updated_at = ?
-			WHERE id = ? AND turn_status = '`+TurnRunning+`' AND turn_owner = ? RETURNING *`,
-			now(), exchangeID, owner).Scan(&ex)
-		if res.Error != nil {
-			return res.Error
+		updated, err := returningExchange(tx, finishTurnStmt, &ex, now(), exchangeID, owner)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !updated {
 			return ErrLeaseLost
 		}
 		return nil

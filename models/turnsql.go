@@ -77,6 +77,74 @@ func insertEntrySQL(exchangeID string) string {
 		RETURNING id, seq`
 }
 
+// recentContextStmt reads the latest entries of the user's exchange, newest
+// first. SQLite reads LIMIT ?+0: with a bare ? it prepares the statement
+// again on every run (the plan depends on a bound LIMIT), four times the
+// cost of the read itself.
+var recentContextStmt = stmt{
+	sqlite:   recentContextSQL("?+0"),
+	postgres: newStmt(recentContextSQL("?")).postgres,
+}
+
+func recentContextSQL(limit string) string {
+	return `SELECT id, seq, role, content, tool FROM messages
+		WHERE exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND seq IS NOT NULL
+		ORDER BY seq DESC LIMIT ` + limit
+}
+
+// exchangeScopeStmt reads the scope of the user's exchange.
+var exchangeScopeStmt = newStmt(`SELECT scope FROM exchanges WHERE id = ? AND user_id = ?`)
+
+// The lease's UPDATEs, RETURNING the header. The statuses are literals:
+// SQLite prepares a statement again on every run when a bound value meets
+// the literal of a partial index (exchanges_running: turn_status =
+// 'running').
+var (
+	startTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnRunning + `', turn_owner = ?,
+		turn_heartbeat_at = ?, turn_attempts = 1, turn_count = turn_count + 1, updated_at = ?, agent_type = ?,
+		title = CASE WHEN title = '' THEN ? ELSE title END
+		WHERE id = ? AND user_id = ? AND turn_status <> '` + TurnRunning + `' RETURNING *`)
+	finishTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
+		turn_heartbeat_at = NULL, updated_at = ?
+		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
+)
+
+// returningExchange runs an UPDATE of one exchange with RETURNING * and
+// reads the row into ex by gorm's schema (every column Exchange has; gorm's
+// Raw().Scan would also print the statement with its values for a logger
+// nobody reads). It says whether a row was updated.
+func returningExchange(tx *gorm.DB, q stmt, ex *Exchange, args ...any) (bool, error) {
+	rows, err := tx.Statement.ConnPool.QueryContext(ctxOf(tx), q.in(tx.Dialector.Name()), args...)
+	if err != nil {
+		return false, translate(tx, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, translate(tx, rows.Err())
+	}
+	if err := tx.ScanRows(rows, ex); err != nil {
+		return false, err
+	}
+	return true, rows.Close()
+}
+
+// ctxOf is the context tx's statements run under.
+func ctxOf(tx *gorm.DB) context.Context {
+	if ctx := tx.Statement.Context; ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// translate maps a driver's error to gorm's (a unique violation to
+// gorm.ErrDuplicatedKey), as gorm's own statements do.
+func translate(tx *gorm.DB, err error) error {
+	if t, ok := tx.Dialector.(gorm.ErrorTranslator); ok && err != nil {
+		return t.Translate(err)
+	}
+	return err
+}
+
 // userByAPIKey reads a key's owner and id in one statement, and whether
 // the key was last used before touchBefore (or never).
 func (s *Store) userByAPIKey(ctx context.Context, keyHash string, touchBefore time.Time) (*User, int64, bool, error) {
@@ -115,10 +183,7 @@ func insertEntry(tx *gorm.DB, exchangeID int64, m *Message) error {
 	if err != nil {
 		return err
 	}
-	ctx := tx.Statement.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := ctxOf(tx)
 	dialect := tx.Dialector.Name()
 	pool := tx.Statement.ConnPool
 	var row *sql.Row
@@ -136,13 +201,7 @@ func insertEntry(tx *gorm.DB, exchangeID int64, m *Message) error {
 			m.Seq = &seq
 		}
 	}
-	if err != nil {
-		if t, ok := tx.Dialector.(gorm.ErrorTranslator); ok {
-			err = t.Translate(err)
-		}
-		return err
-	}
-	return nil
+	return translate(tx, err)
 }
 
 // jsonColumn is v as its JSON column holds it: NULL for nil, as gorm's json
