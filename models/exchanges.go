@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -40,9 +42,16 @@ func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, erro
 // ExchangeScope is the scope of one of the user's exchanges: what a turn
 // checks before it starts, without reading (and parsing) the whole header.
 func (s *Store) ExchangeScope(ctx context.Context, userID, id int64) (string, error) {
+	// By hand: every send to an exchange reads it (turnsql.go).
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return "", wrap("exchange", err)
+	}
 	var scope string
-	err := s.db.WithContext(ctx).Model(&Exchange{}).Select("scope").
-		Where("id = ? AND user_id = ?", id, userID).Take(&scope).Error
+	err = sqlDB.QueryRowContext(ctx, exchangeScopeStmt.in(s.dialect), id, userID).Scan(&scope)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = gorm.ErrRecordNotFound
+	}
 	return scope, wrap("exchange", err)
 }
 

@@ -76,9 +76,11 @@ func (s *Store) MessagesBefore(ctx context.Context, userID, exchangeID int64, be
 func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]Message, error) {
 	// Every turn reads this: the rows are scanned by hand, not by gorm's
 	// reflection (that was a tenth of a turn's CPU).
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT id, exchange_id, seq, role, content, tool FROM messages
-		WHERE exchange_id = (SELECT id FROM exchanges WHERE id = ? AND user_id = ?) AND seq IS NOT NULL
-		ORDER BY seq DESC LIMIT ?`, exchangeID, userID, limit).Rows()
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, wrap("recent context", err)
+	}
+	rows, err := sqlDB.QueryContext(ctx, recentContextStmt.in(s.dialect), exchangeID, userID, limit)
 	if err != nil {
 		return nil, wrap("recent context", err)
 	}
@@ -88,7 +90,8 @@ func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, lim
 		var m Message
 		var seq int64
 		var tool sql.NullString
-		if err := rows.Scan(&m.ID, &m.ExchangeID, &seq, &m.Role, &m.Content, &tool); err != nil {
+		m.ExchangeID = exchangeID
+		if err := rows.Scan(&m.ID, &seq, &m.Role, &m.Content, &tool); err != nil {
 			return nil, wrap("recent context", err)
 		}
 		m.Seq = &seq

@@ -81,18 +81,12 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				}
 			}
 			// RETURNING fills ex with the header as updated.
-			res := tx.Model(&ex).Clauses(clause.Returning{}).
-				Where("id = ? AND user_id = ? AND turn_status <> ?", t.ExchangeID, t.UserID, TurnRunning).
-				Updates(map[string]any{
-					"turn_status": TurnRunning, "turn_owner": t.Owner, "turn_heartbeat_at": at,
-					"turn_attempts": 1, "turn_count": gorm.Expr("turn_count + 1"),
-					"updated_at": at, "agent_type": t.AgentType,
-					"title": gorm.Expr("CASE WHEN title = '' THEN ? ELSE title END", TitleFrom(t.Query)),
-				})
-			if res.Error != nil {
-				return res.Error
+			updated, err := returningExchange(tx, startTurnStmt, &ex,
+				t.Owner, at, at, t.AgentType, TitleFrom(t.Query), t.ExchangeID, t.UserID)
+			if err != nil {
+				return err
 			}
-			if res.RowsAffected == 0 {
+			if !updated {
 				if err := tx.Where("id = ? AND user_id = ?", t.ExchangeID, t.UserID).Take(&ex).Error; err != nil {
 					return err
 				}
@@ -130,15 +124,11 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 		// The lease is released last, with RETURNING: the header then
 		// holds what the entries' triggers wrote. A lost lease fails the
 		// whole write, entries included.
-		res := tx.Model(&ex).Clauses(clause.Returning{}).
-			Where("id = ? AND turn_status = ? AND turn_owner = ?", exchangeID, TurnRunning, owner).
-			Updates(map[string]any{
-				"turn_status": TurnIdle, "turn_owner": nil, "turn_heartbeat_at": nil, "updated_at": now(),
-			})
-		if res.Error != nil {
-			return res.Error
+		updated, err := returningExchange(tx, finishTurnStmt, &ex, now(), exchangeID, owner)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !updated {
 			return ErrLeaseLost
 		}
 		return nil
@@ -236,15 +226,7 @@ func appendEntry(tx *gorm.DB, exchangeID int64, m *Message) (*Message, error) {
 		m.CreatedAt = now()
 	}
 	m.Seq = nil
-	if m.Role != RoleError {
-		var next int64
-		if err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1) + 1").
-			Where("exchange_id = ?", exchangeID).Scan(&next).Error; err != nil {
-			return nil, err
-		}
-		m.Seq = &next
-	}
-	if err := tx.Create(m).Error; err != nil {
+	if err := insertEntry(tx, exchangeID, m); err != nil {
 		if errors.Is(err, gorm.ErrDuplicatedKey) {
 			return nil, ErrSeqTaken
 		}

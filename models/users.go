@@ -153,19 +153,19 @@ const apiKeyTouchEvery = time.Minute
 // recently is not even asked: on SQLite an UPDATE takes the write lock
 // whether or not a row matches, and would queue behind the turns' commits.
 func (s *Store) UserByAPIKey(ctx context.Context, keyHash string) (*User, error) {
-	var k APIKey
-	db := s.db.WithContext(ctx)
-	if err := db.Where("key_hash = ?", keyHash).Take(&k).Error; err != nil {
+	// One read of the key and its owner, by hand (every API call makes it).
+	t := now()
+	u, keyID, touch, err := s.userByAPIKey(ctx, keyHash, t.Add(-apiKeyTouchEvery))
+	if err != nil {
 		return nil, wrap("user by api key", err)
 	}
-	t := now()
-	if k.LastUsedAt == nil || k.LastUsedAt.Before(t.Add(-apiKeyTouchEvery)) {
-		err := db.Model(&APIKey{}).
-			Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", k.ID, t.Add(-apiKeyTouchEvery)).
+	if touch {
+		err := s.db.WithContext(ctx).Model(&APIKey{}).
+			Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", keyID, t.Add(-apiKeyTouchEvery)).
 			Update("last_used_at", t).Error
 		if err != nil {
 			return nil, fmt.Errorf("user by api key: touch: %w", err)
 		}
 	}
-	return s.UserByID(ctx, k.UserID)
+	return u, nil
 }

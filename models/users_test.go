@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,15 @@ func TestAPIKeys(t *testing.T) {
 		u, err := s.UserByAPIKey(ctx, "hash-b")
 		if err != nil || u.ID != bob.ID {
 			t.Fatalf("UserByAPIKey(hash-b) = %+v, %v; want bob", u, err)
+		}
+		// The key's read is written by hand: every field as UserByID has it.
+		if _, err := s.AdminSetDisabled(ctx, ann.ID, bob.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		u, err = s.UserByAPIKey(ctx, "hash-b")
+		want, err2 := s.UserByID(ctx, bob.ID)
+		if err != nil || err2 != nil || !reflect.DeepEqual(u, want) || !u.Disabled || u.UsernameKey == nil {
+			t.Fatalf("UserByAPIKey(hash-b) = %+v, %v; UserByID = %+v, %v", u, err, want, err2)
 		}
 		var stored APIKey
 		if err := s.db.Take(&stored, k.ID).Error; err != nil {
