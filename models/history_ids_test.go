@@ -194,8 +194,8 @@ func TestHistoryIDsMigration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Query != "old question" || sum.Response != "old answer" || sum.LastReplyID == nil {
-			t.Errorf("migrated exchange lists %q / %q (last reply %v)", sum.Query, sum.Response, sum.LastReplyID)
+		if e := reload(t, s, exID); sum.Query != "old question" || sum.Response != "old answer" || e.LastReplyID == nil {
+			t.Errorf("migrated exchange lists %q / %q (last reply %v)", sum.Query, sum.Response, e.LastReplyID)
 		}
 		if e := reload(t, s, emptyID); e.FirstQueryID != nil || e.FirstReplyID != nil || e.LastReplyID != nil {
 			t.Errorf("an exchange without messages names %v %v %v", e.FirstQueryID, e.FirstReplyID, e.LastReplyID)
