@@ -178,6 +178,65 @@ func TestListExchangesByScope(t *testing.T) {
 			if !slices.Equal(ids(items), tc.want) {
 				t.Errorf("user %d %+v = %v, want %v", tc.user, tc.q, ids(items), tc.want)
 			}
+			for _, it := range items {
+				wantListedHeader(t, s, it.Exchange, fmt.Sprintf("%+v", tc.q))
+			}
+		}
+	})
+}
+
+// TestListExchangesPinnedArchived: the pinned and archived filters, each
+// with the keyset, and the flags on the items as their rows hold them.
+func TestListExchangesPinnedArchived(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		var exs []*Exchange
+		for i := range 5 {
+			ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: fmt.Sprint("q", i)}, fmt.Sprint("a", i))
+			exs = append(exs, ex)
+		}
+		yes, no := true, false
+		// 0 and 3 pinned, 1 archived, 4 pinned and archived.
+		for i, u := range map[int]ExchangeUpdate{0: {Pinned: &yes}, 3: {Pinned: &yes}, 1: {Archived: &yes}, 4: {Pinned: &yes, Archived: &yes}} {
+			if _, err := s.UpdateExchange(ctx, ann.ID, exs[i].ID, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			q    ExchangeQuery
+			want []int64
+		}{
+			{ExchangeQuery{}, []int64{exs[3].ID, exs[2].ID, exs[0].ID}},
+			{ExchangeQuery{Pinned: &yes}, []int64{exs[3].ID, exs[0].ID}},
+			{ExchangeQuery{Pinned: &no}, []int64{exs[2].ID}},
+			{ExchangeQuery{Archived: true}, []int64{exs[4].ID, exs[1].ID}},
+			{ExchangeQuery{Archived: true, Pinned: &no}, []int64{exs[1].ID}},
+		} {
+			tc.q.Scope = ScopeGeneral
+			var got []int64
+			var before *Cursor
+			for { // one item a page: every page after the first goes by the keyset
+				tc.q.Limit, tc.q.Before = 1, before
+				items, err := s.ListExchanges(ctx, ann.ID, tc.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(items) == 0 {
+					break
+				}
+				it := items[0]
+				wantListedHeader(t, s, it.Exchange, fmt.Sprintf("%+v", tc.q))
+				if it.Archived != tc.q.Archived || (tc.q.Pinned != nil && it.Pinned != *tc.q.Pinned) {
+					t.Errorf("%+v lists %d (pinned %v, archived %v)", tc.q, it.ID, it.Pinned, it.Archived)
+				}
+				got = append(got, it.ID)
+				c := it.Cursor()
+				before = &c
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%+v = %v, want %v", tc.q, got, tc.want)
+			}
 		}
 	})
 }
@@ -404,6 +463,7 @@ func TestCrossUserIsolation(t *testing.T) {
 		_, notFound["SetFeedback"] = s.SetFeedback(ctx, eve.ID, reply.ID, ptr[int64](0), nil)
 		_, notFound["SetExchangeFeedback"] = s.SetExchangeFeedback(ctx, eve.ID, ex.ID, 0)
 		_, notFound["RenameExchange"] = s.RenameExchange(ctx, eve.ID, ex.ID, "mine now")
+		_, notFound["Summary"] = s.Summary(ctx, eve.ID, ex.ID)
 		notFound["DeleteExchange"] = s.DeleteExchange(ctx, eve.ID, ex.ID)
 		_, _, notFound["StartTurn"] = s.StartTurn(ctx, TurnStart{UserID: eve.ID, ExchangeID: ex.ID, Scope: ScopeGeneral, Query: "hi", Owner: "o"})
 		for name, err := range notFound {

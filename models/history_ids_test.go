@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"io"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -40,9 +41,10 @@ func wantSummariesRight(t *testing.T, s *Store, userID int64, step string) {
 		if sum.Query != query || sum.Response != response {
 			t.Errorf("%s: exchange %d lists query %q, response %q; its log has %q, %q", step, sum.ID, sum.Query, sum.Response, query, response)
 		}
-		if (resp == nil) != (sum.AgentResponse == nil) || (resp != nil && resp.Content != sum.AgentResponse.Content) {
+		if !reflect.DeepEqual(resp, sum.AgentResponse) {
 			t.Errorf("%s: exchange %d lists agent_response %+v, its log %+v", step, sum.ID, sum.AgentResponse, resp)
 		}
+		wantListedHeader(t, s, sum.Exchange, step)
 		if !slices.Equal(ptrSlice(feedback), ptrSlice(sum.Feedback)) {
 			t.Errorf("%s: exchange %d lists feedback %v, its latest reply has %v", step, sum.ID, ptrSlice(sum.Feedback), ptrSlice(feedback))
 		}
@@ -50,9 +52,23 @@ func wantSummariesRight(t *testing.T, s *Store, userID int64, step string) {
 		if err != nil {
 			t.Fatalf("%s: summary: %v", step, err)
 		}
-		if one.Query != sum.Query || one.Response != sum.Response || !slices.Equal(ptrSlice(one.Feedback), ptrSlice(sum.Feedback)) {
-			t.Errorf("%s: Summary of %d differs from its history item", step, sum.ID)
+		if !reflect.DeepEqual(one, &sum) {
+			t.Errorf("%s: Summary of %d differs from its history item:\n%+v\n%+v", step, sum.ID, one, sum)
 		}
+	}
+}
+
+// wantListedHeader checks the header fields a history item carries (the
+// ones the lists show, as HistorySQL reads them) against the exchange's
+// row.
+func wantListedHeader(t *testing.T, s *Store, got Exchange, step string) {
+	t.Helper()
+	e := reload(t, s, got.ID)
+	listed := Exchange{ID: e.ID, UserID: e.UserID, Scope: e.Scope, PageID: e.PageID, JobID: e.JobID, Title: e.Title,
+		AgentType: e.AgentType, ForkedFromID: e.ForkedFromID, ForkedAtSeq: e.ForkedAtSeq, Pinned: e.Pinned,
+		Archived: e.Archived, TurnCount: e.TurnCount, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, TurnStatus: e.TurnStatus}
+	if !reflect.DeepEqual(got, listed) {
+		t.Errorf("%s: exchange %d is listed with header\n%+v\nits row has\n%+v", step, got.ID, got, listed)
 	}
 }
 
@@ -194,8 +210,8 @@ func TestHistoryIDsMigration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Query != "old question" || sum.Response != "old answer" || sum.LastReplyID == nil {
-			t.Errorf("migrated exchange lists %q / %q (last reply %v)", sum.Query, sum.Response, sum.LastReplyID)
+		if e := reload(t, s, exID); sum.Query != "old question" || sum.Response != "old answer" || e.LastReplyID == nil {
+			t.Errorf("migrated exchange lists %q / %q (last reply %v)", sum.Query, sum.Response, e.LastReplyID)
 		}
 		if e := reload(t, s, emptyID); e.FirstQueryID != nil || e.FirstReplyID != nil || e.LastReplyID != nil {
 			t.Errorf("an exchange without messages names %v %v %v", e.FirstQueryID, e.FirstReplyID, e.LastReplyID)

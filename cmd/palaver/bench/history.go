@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,7 +28,7 @@ func historyFigures(ctx context.Context, e *env, r report) error {
 
 // history seeds a second user with size.histExchanges exchanges holding
 // size.histMessages messages, then times GET /api/chat/history?limit=50
-// against the two queries models.ListExchanges runs, bare.
+// against the statement models.ListExchanges runs, bare.
 func (e *env) history(ctx context.Context) (api, bare time.Duration, err error) {
 	u, err := e.store.CreateUser(ctx, "bench-history", "x", false)
 	if err != nil {
@@ -134,60 +132,34 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 	return err
 }
 
-// bareHistory runs models.ListExchanges's two queries through database/sql:
-// a keyset page of exchanges, then the messages their rows name (the first
-// user message, the first and the latest reply) by primary key.
+// bareHistory runs the statement models.ListExchanges runs for the first
+// page (models.HistorySQL: a keyset page of exchanges joined to the three
+// messages each shows) through database/sql, reading every column.
 func (e *env) bareHistory(ctx context.Context, userID int64) error {
-	rows, err := e.raw.QueryContext(ctx, `SELECT * FROM exchanges WHERE user_id = ? AND scope = ? AND archived = ? ORDER BY updated_at DESC, id DESC LIMIT 50`, userID, models.ScopeGeneral, false)
+	query, args := models.HistorySQL(userID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 50})
+	rows, err := e.raw.QueryContext(ctx, e.rebind(query), args...)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	cols, _ := rows.Columns()
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	var named []int // the columns that name messages
-	for i, c := range cols {
-		if c == "first_query_id" || c == "first_reply_id" || c == "last_reply_id" {
-			named = append(named, i)
-		}
-	}
-	if len(named) != 3 {
-		rows.Close()
-		return fmt.Errorf("exchanges has %d of the three message id columns", len(named))
-	}
-	var ids []any
+	n := 0
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			rows.Close()
 			return err
 		}
-		for _, i := range named {
-			if vals[i] != nil {
-				ids = append(ids, vals[i])
-			}
-		}
+		n++
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ids) == 0 {
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err = e.raw.QueryContext(ctx, `SELECT id, role, content, agent_response, feedback FROM messages WHERE id IN (`+in+`)`, ids...)
-	if err != nil {
-		return err
+	if want := min(50, e.size.HistExchanges); n != want {
+		return fmt.Errorf("the bare history read %d items, not %d", n, want)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var role, content string
-		var resp sql.NullString
-		var fb sql.NullInt64
-		if err := rows.Scan(&id, &role, &content, &resp, &fb); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return nil
 }
