@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// TestCheckpointsInTheBackground: a user made through the group commit
+// TestCheckpointsInTheBackground: a large write's commit (as a fork's)
 // reaches the database file itself (read with the log ignored) shortly
 // after, with no further commit; SQLite's automatic checkpoint alone would
 // leave so short a log in the -wal file until it held 1,000 pages.
@@ -28,8 +28,8 @@ func TestCheckpointsInTheBackground(t *testing.T) {
 	}
 	// The migrations' own checkpoint, if any, is past: what follows is
 	// in the log only.
-	time.Sleep(2 * checkpointDelay)
-	if err := s.transact(ctx, func(tx *gorm.DB) error {
+	time.Sleep(2 * checkpointQuiet)
+	if err := s.transactLarge(ctx, func(tx *gorm.DB) error {
 		return tx.Exec("INSERT INTO users (username, password_hash, is_admin, created_at) VALUES ('checkpointed', 'h', false, ?)", now()).Error
 	}); err != nil {
 		t.Fatal(err)

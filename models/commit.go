@@ -39,9 +39,10 @@ const groupLimit = 64
 
 // write is one write waiting for its group's commit.
 type write struct {
-	ctx  context.Context
-	fn   func(tx *gorm.DB) error
-	done chan error
+	ctx   context.Context
+	fn    func(tx *gorm.DB) error
+	done  chan error
+	large bool // writes many pages (a fork): its checkpoint is left to the background (checkpoint.go)
 }
 
 // committer runs grouped writes.
@@ -74,11 +75,21 @@ func (s *Store) transact(ctx context.Context, fn func(tx *gorm.DB) error) error 
 	if s.group == nil {
 		return s.db.WithContext(ctx).Transaction(fn)
 	}
-	return s.group.transact(ctx, fn)
+	return s.group.transact(ctx, fn, false)
 }
 
-func (c *committer) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// transactLarge is transact for a write of many pages (a fork's copy): on
+// SQLite its commit leaves the checkpoint of what it wrote to the
+// background (checkpoint.go).
+func (s *Store) transactLarge(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	if s.group == nil {
+		return s.db.WithContext(ctx).Transaction(fn)
+	}
+	return s.group.transact(ctx, fn, true)
+}
+
+func (c *committer) transact(ctx context.Context, fn func(tx *gorm.DB) error, large bool) error {
+	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1), large: large}
 	c.mu.Lock()
 	switch {
 	case c.closed:
@@ -104,9 +115,6 @@ func (c *committer) transact(ctx context.Context, fn func(tx *gorm.DB) error) er
 			break // committed by the leader before
 		}
 		c.commit(group)
-		if c.ckpt != nil {
-			c.ckpt.committed()
-		}
 		c.onGroup(len(group))
 		if slices.Contains(group, w) {
 			break
@@ -140,6 +148,17 @@ func (c *committer) queued() int {
 // are rare: a send while a turn runs, a lost lease. Savepoints cost a
 // quarter of the commit's time, so they are only paid for then.)
 func (c *committer) commit(group []*write) {
+	if slices.ContainsFunc(group, func(w *write) bool { return w.large }) && c.ckpt != nil {
+		// SQLite would checkpoint inside this commit once the log passes
+		// its 1,000 pages, as a large write's commit mostly does: the
+		// checkpointer does it instead, off every writer's path.
+		if c.autoCheckpoint(0) == nil {
+			defer func() {
+				_ = c.autoCheckpoint(sqliteAutoCheckpoint)
+				c.ckpt.committed()
+			}()
+		}
+	}
 	errs := make([]error, len(group))
 	if !c.attempt(group, errs, false) && len(group) > 1 {
 		c.attempt(group, errs, true)
@@ -155,22 +174,33 @@ func (c *committer) exec(query string) error {
 	return err
 }
 
+// connect opens the leaders' connection if need be.
+func (c *committer) connect() error {
+	if c.conn != nil {
+		return nil
+	}
+	sqlDB, err := c.db.DB()
+	if err != nil {
+		return err
+	}
+	c.conn, err = sqlDB.Conn(context.Background())
+	return err
+}
+
+// autoCheckpoint sets the leaders' connection's automatic checkpoint, in
+// pages (0: none).
+func (c *committer) autoCheckpoint(pages int) error {
+	if err := c.connect(); err != nil {
+		return err
+	}
+	return c.exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", pages))
+}
+
 // begin opens the group's transaction, and the leaders' connection first
 // if need be, and returns the session the writes run in.
 func (c *committer) begin() (*gorm.DB, error) {
-	if c.conn == nil {
-		sqlDB, err := c.db.DB()
-		if err != nil {
-			return nil, err
-		}
-		if c.conn, err = sqlDB.Conn(context.Background()); err != nil {
-			return nil, err
-		}
-		if err := c.exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", committerAutoCheckpoint)); err != nil {
-			c.conn.Close()
-			c.conn = nil
-			return nil, err
-		}
+	if err := c.connect(); err != nil {
+		return nil, err
 	}
 	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ type ForkStart struct {
 // committed.
 func (s *Store) Fork(ctx context.Context, userID, exchangeID, seq int64) (*Exchange, error) {
 	var ex *Exchange
-	err := s.transact(ctx, func(tx *gorm.DB) error {
+	err := s.transactLarge(ctx, func(tx *gorm.DB) error {
 		var err error
 		ex, err = s.fork(tx, userID, exchangeID, seq, now())
 		return err
@@ -74,7 +74,7 @@ func (s *Store) Fork(ctx context.Context, userID, exchangeID, seq int64) (*Excha
 func (s *Store) StartFork(ctx context.Context, f ForkStart) (*Exchange, *Message, error) {
 	var ex *Exchange
 	var msg *Message
-	err := s.transact(ctx, func(tx *gorm.DB) error {
+	err := s.transactLarge(ctx, func(tx *gorm.DB) error {
 		at := now()
 		var err error
 		if ex, err = s.fork(tx, f.UserID, f.ExchangeID, f.Seq, at); err != nil {
