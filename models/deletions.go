@@ -47,8 +47,6 @@ func (s *Store) tellDeleted(ds []Deletion) {
 
 // doomed is what a deletion's transaction reads of the exchanges about to go.
 type doomed struct {
-	ds      []Deletion
-	gone    map[int64]bool
 	list    map[int64]familyMember   // the deleted, by id
 	members map[int64][]familyMember // each family touched, by root (before)
 }
@@ -73,7 +71,7 @@ const deletionChunk = 1000
 // of the exchanges ids (all of which are about to go): their users, and the
 // families they belong to.
 func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
-	d := &doomed{gone: map[int64]bool{}, list: map[int64]familyMember{}, members: map[int64][]familyMember{}}
+	d := &doomed{list: map[int64]familyMember{}, members: map[int64][]familyMember{}}
 	for start := 0; start < len(ids); start += deletionChunk {
 		chunk := ids[start:min(start+deletionChunk, len(ids))]
 		var rows []familyMember
@@ -86,9 +84,8 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 		if err != nil {
 			return nil, err
 		}
-		var forked []int64 // roots of the families of more than one
+		var forked []int64 // roots of the families not read yet
 		for _, r := range rows {
-			d.gone[r.ID] = true
 			d.list[r.ID] = r
 			if _, seen := d.members[r.Root]; !seen {
 				d.members[r.Root] = nil
@@ -126,7 +123,7 @@ func (s *Store) afterDelete(tx *gorm.DB, d *doomed) ([]Deletion, error) {
 		var best, inList *familyMember
 		for i := range d.members[x.Root] {
 			m := &d.members[x.Root][i]
-			if d.gone[m.ID] || m.Scope != x.Scope || m.UserID != x.UserID {
+			if _, gone := d.list[m.ID]; gone || m.Scope != x.Scope || m.UserID != x.UserID {
 				continue
 			}
 			if later(m, best) {
