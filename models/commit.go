@@ -314,11 +314,8 @@ func (c *committer) close() {
 	if c.ckpt != nil {
 		c.ckpt.close()
 	}
-	for _, w := range c.take() {
-		w.done <- errStoreClosed
-	}
-	for c.queued() > 0 { // more than groupLimit were pending
-		for _, w := range c.take() {
+	for group := c.take(); len(group) > 0; group = c.take() { // take gives groupLimit at most
+		for _, w := range group {
 			w.done <- errStoreClosed
 		}
 	}
