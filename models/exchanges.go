@@ -277,30 +277,26 @@ func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) 
 func (s *Store) ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (exchanges, messages int64, err error) {
 	var told []Deletion
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		sel := tx.Model(&Exchange{}).Select("id").Where("user_id = ? AND scope = ?", userID, scope)
-		if scope == ScopePage {
-			sel = sel.Where("page_id = ?", pageID)
+		// The scope's exchanges, for each statement below.
+		cleared := func() *gorm.DB {
+			q := tx.Model(&Exchange{}).Where("user_id = ? AND scope = ?", userID, scope)
+			if scope == ScopePage {
+				q = q.Where("page_id = ?", pageID)
+			}
+			return q
 		}
-		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", sel).Count(&messages).Error; err != nil {
+		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", cleared().Select("id")).Count(&messages).Error; err != nil {
 			return err
 		}
 		var ids []int64
-		pick := tx.Model(&Exchange{}).Where("user_id = ? AND scope = ?", userID, scope)
-		if scope == ScopePage {
-			pick = pick.Where("page_id = ?", pageID)
-		}
-		if err := pick.Pluck("id", &ids).Error; err != nil {
+		if err := cleared().Pluck("id", &ids).Error; err != nil {
 			return err
 		}
 		d, err := s.beforeDelete(tx, ids)
 		if err != nil {
 			return err
 		}
-		del := tx.Where("user_id = ? AND scope = ?", userID, scope)
-		if scope == ScopePage {
-			del = del.Where("page_id = ?", pageID)
-		}
-		res := del.Delete(&Exchange{})
+		res := cleared().Delete(&Exchange{})
 		if res.Error != nil {
 			return res.Error
 		}
