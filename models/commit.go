@@ -58,10 +58,9 @@ type committer struct {
 	ckpt    *checkpointer // checkpoints the log off the commit path (checkpoint.go)
 }
 
+// newCommitter makes the group commit of db; onGroup (never nil) hears
+// each group's size.
 func newCommitter(db *gorm.DB, onGroup func(writes int)) *committer {
-	if onGroup == nil {
-		onGroup = func(int) {}
-	}
 	c := &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup}
 	if sqlDB, err := db.DB(); err == nil {
 		c.ckpt = newCheckpointer(sqlDB)
