@@ -37,20 +37,21 @@ const (
 	sqliteAutoCheckpoint = 1000
 )
 
-// checkpointer runs the background checkpoints. A commit only notes the
-// time (committed): no goroutine is woken for it, which on a busy machine
-// would cost the commit a trip through the scheduler; the checkpointer
-// looks on a ticker.
+// checkpointer runs the background checkpoints. A commit notes its time
+// (committed); only the first commit since the last checkpoint wakes the
+// goroutine, which then sleeps until the commits pause. Only large writes
+// note commits, so an idle or turn-only store never wakes it.
 type checkpointer struct {
 	db    *sql.DB
-	first atomic.Int64 // the first commit not checkpointed since, in Unix nanoseconds; 0: none
-	last  atomic.Int64 // the latest commit
+	first atomic.Int64  // the first commit not checkpointed since, in Unix nanoseconds; 0: none
+	last  atomic.Int64  // the latest commit
+	wake  chan struct{} // capacity 1: first was set
 	stop  chan struct{}
 	done  chan struct{}
 }
 
 func newCheckpointer(db *sql.DB) *checkpointer {
-	cp := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+	cp := &checkpointer{db: db, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go cp.run()
 	return cp
 }
@@ -59,26 +60,37 @@ func newCheckpointer(db *sql.DB) *checkpointer {
 func (cp *checkpointer) committed() {
 	now := time.Now().UnixNano()
 	cp.last.Store(now)
-	cp.first.CompareAndSwap(0, now)
+	if cp.first.CompareAndSwap(0, now) {
+		select {
+		case cp.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (cp *checkpointer) run() {
 	defer close(cp.done)
-	tick := time.NewTicker(checkpointQuiet / 2)
-	defer tick.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		select {
 		case <-cp.stop:
 			return
-		case <-tick.C:
+		case <-cp.wake:
 		}
-		first := cp.first.Load()
-		if first == 0 {
-			continue
-		}
-		now := time.Now().UnixNano()
-		if now-cp.last.Load() < int64(checkpointQuiet) && now-first < int64(checkpointLatest) {
-			continue // the commits go on: wait for their pause, up to checkpointLatest
+		// The commits go on: wait for their pause, up to checkpointLatest
+		// after the first.
+		for {
+			wait := min(cp.last.Load()+int64(checkpointQuiet), cp.first.Load()+int64(checkpointLatest)) - time.Now().UnixNano()
+			if wait <= 0 {
+				break
+			}
+			timer.Reset(time.Duration(wait))
+			select {
+			case <-cp.stop:
+				return
+			case <-timer.C:
+			}
 		}
 		// Commits from here on are the next checkpoint's (this one may
 		// copy them too).
