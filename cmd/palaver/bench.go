@@ -26,6 +26,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: bench takes no arguments, got %q", errUsage, pos[0])
 	}
+	if *pgURL != "" && *only != "" {
+		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)
+	}
 	size := bench.Full
 	if *quick {
 		size = bench.Quick
@@ -51,9 +54,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer trace.Stop()
-	}
-	if *pgURL != "" && *only != "" {
-		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)
 	}
 	if *pgURL != "" {
 		return bench.RunPostgres(ctx, stdout, *pgURL, size)
