@@ -31,7 +31,7 @@ func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) e
 		}
 	}
 	fmt.Fprintf(stdout, "# not run here: %s (their raw baselines or seeding are SQLite's)\n", strings.Join(skipped, ", "))
-	benchDSN, drop, err := scratchDatabase(ctx, dsn)
+	benchDSN, drop, err := scratchDatabase(ctx, stdout, dsn)
 	if err != nil {
 		return err
 	}
@@ -79,8 +79,9 @@ func xprocFigures(ctx context.Context, e *env, dsn string, r report) error {
 }
 
 // scratchDatabase makes an empty database on dsn's server for the bench and
-// returns its URL, and a func that drops it.
-func scratchDatabase(ctx context.Context, dsn string) (string, func(), error) {
+// returns its URL, and a func that drops it (and says so on out when it
+// cannot).
+func scratchDatabase(ctx context.Context, out io.Writer, dsn string) (string, func(), error) {
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return "", nil, fmt.Errorf("--postgres wants a postgres:// URL")
@@ -97,7 +98,7 @@ func scratchDatabase(ctx context.Context, dsn string) (string, func(), error) {
 	drop := func() {
 		dctx := context.WithoutCancel(ctx)
 		if _, err := conn.Exec(dctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			fmt.Println("# could not drop the bench's database", name+":", err)
+			fmt.Fprintf(out, "# could not drop the bench's database %s: %v\n", name, err)
 		}
 		conn.Close(dctx)
 	}
