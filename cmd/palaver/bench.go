@@ -19,12 +19,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dbDir := f.string("db-dir", os.TempDir(), "folder for the temporary database (removed afterwards)")
 	cpuProfile := f.string("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	traceOut := f.string("trace", "", "write an execution trace of the run to this file (go tool trace reads it; best with --only)")
-	only := f.string("only", "", "run only these groups of figures, comma-separated (disk, append, fork, open, throughput, history, search, startup, fanout, rss, export)")
+	only := f.string("only", "", "run only these groups of figures, comma-separated ("+strings.Join(bench.Groups(), ", ")+")")
 	pgURL := f.string("postgres", "", "measure on the PostgreSQL server at this postgres:// URL instead (a database of its own is made there and dropped), with xproc_fanout_p99_ms")
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("%w: bench takes no arguments, got %q", errUsage, pos[0])
+	}
+	if *pgURL != "" && *only != "" {
+		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)
 	}
 	size := bench.Full
 	if *quick {
@@ -51,9 +54,6 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer trace.Stop()
-	}
-	if *pgURL != "" && *only != "" {
-		return fmt.Errorf("%w: bench --only measures SQLite, not with --postgres", errUsage)
 	}
 	if *pgURL != "" {
 		return bench.RunPostgres(ctx, stdout, *pgURL, size)

@@ -22,15 +22,40 @@ import (
 	"palaver/models"
 )
 
-// buildBinary compiles palaver once per test into a temporary folder.
+// The binary the tests run, built once for all of them.
+var palaverBin struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// TestMain removes the binary built for the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if palaverBin.dir != "" {
+		os.RemoveAll(palaverBin.dir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary compiles palaver once for the package's tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "palaver")
-	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	palaverBin.once.Do(func() {
+		if palaverBin.dir, palaverBin.err = os.MkdirTemp("", "palaver-test-"); palaverBin.err != nil {
+			return
+		}
+		palaverBin.path = filepath.Join(palaverBin.dir, "palaver")
+		out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", palaverBin.path, ".").CombinedOutput()
+		if err != nil {
+			palaverBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if palaverBin.err != nil {
+		t.Fatal(palaverBin.err)
 	}
-	return bin
+	return palaverBin.path
 }
 
 func freeAddr(t *testing.T) string {

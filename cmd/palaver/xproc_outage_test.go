@@ -108,7 +108,7 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 		t.Skip("builds and runs the real binary, and a PostgreSQL server")
 	}
 	pg := startPrivateCluster(t)
-	bin := sharedBinary(t)
+	bin := buildBinary(t)
 	cli(t, bin, "migrate", "--db", pg.dsn)
 	cli(t, bin, "user", "add", "ann", "--password", "correct horse", "--db", pg.dsn)
 	ts := &twoServers{t: t, bin: bin, dsn: pg.dsn, key: cli(t, bin, "user", "key", "ann", "--db", pg.dsn)}

@@ -9,12 +9,9 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,42 +30,6 @@ import (
 
 // xprocWait bounds each wait of these tests.
 const xprocWait = 20 * time.Second
-
-// The binary the two-process tests run, built once for all of them.
-var xprocBin struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// TestMain removes the binary built for the two-process tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if xprocBin.dir != "" {
-		os.RemoveAll(xprocBin.dir)
-	}
-	os.Exit(code)
-}
-
-// sharedBinary builds palaver once for the tests of this file.
-func sharedBinary(t *testing.T) string {
-	t.Helper()
-	xprocBin.once.Do(func() {
-		if xprocBin.dir, xprocBin.err = os.MkdirTemp("", "palaver-xproc-"); xprocBin.err != nil {
-			return
-		}
-		xprocBin.path = filepath.Join(xprocBin.dir, "palaver")
-		out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", xprocBin.path, ".").CombinedOutput()
-		if err != nil {
-			xprocBin.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if xprocBin.err != nil {
-		t.Fatal(xprocBin.err)
-	}
-	return xprocBin.path
-}
 
 // twoServers is a database with one account, served by two processes.
 type twoServers struct {
@@ -102,7 +63,7 @@ func startTwo(t *testing.T, extra ...string) *twoServers {
 	if _, err := conn.Exec(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
 		t.Fatal(err)
 	}
-	bin := sharedBinary(t)
+	bin := buildBinary(t)
 	cli(t, bin, "migrate", "--db", dsn)
 	cli(t, bin, "user", "add", "ann", "--password", "correct horse", "--db", dsn)
 	ts := &twoServers{t: t, bin: bin, dsn: dsn, key: cli(t, bin, "user", "key", "ann", "--db", dsn), shared: conn}
