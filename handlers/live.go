@@ -282,11 +282,11 @@ func (s *liveSession) watch(req liveRequest) error {
 		since = *req.Since
 	}
 	var u views.LiveUpdate
-	ok, err := s.catchUp(&u, req.ExchangeID, since)
-	if err != nil || !ok {
+	ex, err := s.catchUp(&u, req.ExchangeID, since)
+	if err != nil || ex == nil {
 		return err
 	}
-	if err := s.shownItem(&u); err != nil {
+	if err := s.shownItem(&u, ex); err != nil {
 		return err
 	}
 	for _, seq := range req.Switches {
@@ -308,16 +308,10 @@ func (s *liveSession) watch(req liveRequest) error {
 // what the socket told it since (a branch's first reply, which the
 // builtin agent writes in a moment, can reach the tab before the page that
 // opens the branch), and would keep showing the reply as being written.
-func (s *liveSession) shownItem(u *views.LiveUpdate) error {
-	if s.feed == nil || s.feedPage != 0 {
+// ex is the watched exchange's header, as catchUp read it.
+func (s *liveSession) shownItem(u *views.LiveUpdate, ex *models.Exchange) error {
+	if s.feedPage != 0 || ex.Scope != models.ScopeGeneral || ex.Archived {
 		return nil
-	}
-	ex, err := s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
-	if err != nil || ex.Scope != models.ScopeGeneral || ex.Archived {
-		return err
 	}
 	it, err := s.h.screens.ShownItem(s.ctx, s.viewer(), ex)
 	if err != nil {
@@ -331,8 +325,9 @@ func (s *liveSession) shownItem(u *views.LiveUpdate) error {
 // catchUp reads the exchange's header and log and adds to u what the tab
 // lacks. On the first read (no feed yet), the tab has the entries up to
 // seq since; afterwards (a lagging subscription), what the feed sent. It
-// says false when the exchange is not the user's, or no longer exists.
-func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (bool, error) {
+// returns the header read, or nil when the exchange is not the user's, or
+// no longer exists.
+func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (*models.Exchange, error) {
 	ex, err := s.h.store.Exchange(s.ctx, s.userID, exchangeID)
 	if err == nil {
 		var msgs []models.Message
@@ -346,15 +341,15 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 			}
 			if err = s.entries(u, msgs, ex); err == nil {
 				s.turnState(u, ex)
-				return true, nil
+				return ex, nil
 			}
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
 		s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
-		return false, nil
+		return nil, nil
 	}
-	return false, err
+	return nil, err
 }
 
 // How much one message may carry of what queued up.
@@ -418,11 +413,11 @@ func (s *liveSession) event(e agents.Event) error {
 	if s.sub.Lagged() {
 		// Events were dropped: what they pointed to is in the database.
 		if s.feed != nil {
-			ok, err := s.catchUp(&u, s.feed.exchangeID, -1)
+			ex, err := s.catchUp(&u, s.feed.exchangeID, -1)
 			if err != nil {
 				return err
 			}
-			if !ok { // deleted meanwhile, its event among those dropped
+			if ex == nil { // deleted meanwhile, its event among those dropped
 				s.closeReply(&u)
 				u.Gone = true
 			}
@@ -435,11 +430,11 @@ func (s *liveSession) event(e agents.Event) error {
 		(e.Kind == agents.EventEntry || e.Kind == agents.EventTurn) {
 		// The panel shows a new chat of this page and another tab (or the
 		// API) started one: follow it, from its first entry.
-		ok, err := s.catchUp(&u, e.ExchangeID, -1)
+		ex, err := s.catchUp(&u, e.ExchangeID, -1)
 		if err != nil {
 			return err
 		}
-		if ok {
+		if ex != nil {
 			u.Adopted = e.ExchangeID
 		}
 	}
