@@ -208,6 +208,11 @@ type liveSession struct {
 	queued *views.LiveUpdate
 }
 
+// unwatch forgets the watched exchange and what the tab was sent of it.
+func (s *liveSession) unwatch() {
+	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+}
+
 // viewer is who the connection's parts are built for.
 func (s *liveSession) viewer() screens.Viewer { return screens.Viewer{UserID: s.userID, CSRF: s.csrf} }
 
@@ -272,7 +277,7 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 // what it lacks: the entries past its seq, and the turn's state. Another
 // user's exchange, or a missing one, is watched as none: nothing is sent.
 func (s *liveSession) watch(req liveRequest) error {
-	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+	s.unwatch()
 	s.pageID = max(req.PageID, 0)
 	if req.ExchangeID <= 0 {
 		return nil
@@ -346,7 +351,7 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (*mo
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
-		s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
+		s.unwatch()
 		return nil, nil
 	}
 	return nil, err
@@ -671,7 +676,7 @@ func (s *liveSession) deleted(u *views.LiveUpdate, e agents.Event, watched bool)
 	u.Removed = e.ExchangeID
 	if watched {
 		s.closeReply(u)
-		s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+		s.unwatch()
 		u.Gone = true
 	}
 	heir := e.Heir
