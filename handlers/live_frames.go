@@ -25,8 +25,9 @@ const (
 
 // liveFrameKey is a live update's whole content, for the updates that many
 // tabs receive alike: up to two entries appended, the pending cell, the
-// composer, the sidebar. Updates with other parts (entries rendered again,
-// a page's parts, an adopted chat, a catch-up) are rendered per tab.
+// composer, the sidebar. Updates with other parts (switchers, a page's
+// parts, an adopted chat, the shown chat gone, more entries, as a catch-up
+// has) are rendered per tab.
 type liveFrameKey struct {
 	entries    [2]views.ChatMessage
 	nEntries   int
