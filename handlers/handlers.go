@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	fws "github.com/fasthttp/websocket"
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
@@ -125,7 +126,7 @@ type Handlers struct {
 
 	// liveFrames holds whole live messages many tabs receive alike,
 	// framed once (live_frames.go).
-	liveFrames liveFrames
+	liveFrames *views.Memo[liveFrameKey, *fws.PreparedMessage]
 }
 
 // Limits of the HTTP surface.
@@ -166,7 +167,8 @@ func New(d Deps) *fiber.App {
 	}
 	h := &Handlers{
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
-		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(), log: d.Logger, cfg: d.Config,
+		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(),
+		liveFrames: views.NewMemo[liveFrameKey, *fws.PreparedMessage](liveFramesKept), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer,
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,41 +69,23 @@ func (h *Handlers) limitBody(c *fiber.Ctx) error {
 	if n > bodyLimit {
 		return errBodyTooLarge
 	}
-	var b []byte
+	var body bytes.Buffer
 	if n > 0 {
-		b = make([]byte, 0, n)
+		body.Grow(n + bytes.MinRead) // room for the read that finds the end, too: no copy
 	}
-	b, err := readAllAppend(io.LimitReader(stream, bodyLimit+1), b)
-	if err != nil {
+	if _, err := body.ReadFrom(io.LimitReader(stream, bodyLimit+1)); err != nil {
 		c.Response().SetConnectionClose() // the rest of the body is unread
 		return fiber.NewError(fiber.StatusBadRequest, "The request body could not be read to its end.")
 	}
-	if len(b) > bodyLimit {
+	if body.Len() > bodyLimit {
 		return errBodyTooLarge
 	}
-	req.SetBodyRaw(b) // also ends the stream
+	req.SetBodyRaw(body.Bytes()) // also ends the stream
 	return c.Next()
 }
 
 // localBodyRead marks an import whose body was read to its end.
 const localBodyRead = "body_read"
-
-// readAllAppend reads r to its end after b's bytes.
-func readAllAppend(r io.Reader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		k, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+k]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-}
 
 // headTooLarge turns fasthttp's refusal of a request whose request line and
 // headers do not fit the read buffer into the client's 400. fasthttp refuses

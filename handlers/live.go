@@ -208,6 +208,11 @@ type liveSession struct {
 	queued *views.LiveUpdate
 }
 
+// unwatch forgets the watched exchange and what the tab was sent of it.
+func (s *liveSession) unwatch() {
+	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+}
+
 // viewer is who the connection's parts are built for.
 func (s *liveSession) viewer() screens.Viewer { return screens.Viewer{UserID: s.userID, CSRF: s.csrf} }
 
@@ -272,7 +277,7 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 // what it lacks: the entries past its seq, and the turn's state. Another
 // user's exchange, or a missing one, is watched as none: nothing is sent.
 func (s *liveSession) watch(req liveRequest) error {
-	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+	s.unwatch()
 	s.pageID = max(req.PageID, 0)
 	if req.ExchangeID <= 0 {
 		return nil
@@ -282,11 +287,11 @@ func (s *liveSession) watch(req liveRequest) error {
 		since = *req.Since
 	}
 	var u views.LiveUpdate
-	ok, err := s.catchUp(&u, req.ExchangeID, since)
-	if err != nil || !ok {
+	ex, err := s.catchUp(&u, req.ExchangeID, since)
+	if err != nil || ex == nil {
 		return err
 	}
-	if err := s.shownItem(&u); err != nil {
+	if err := s.shownItem(&u, ex); err != nil {
 		return err
 	}
 	for _, seq := range req.Switches {
@@ -308,16 +313,10 @@ func (s *liveSession) watch(req liveRequest) error {
 // what the socket told it since (a branch's first reply, which the
 // builtin agent writes in a moment, can reach the tab before the page that
 // opens the branch), and would keep showing the reply as being written.
-func (s *liveSession) shownItem(u *views.LiveUpdate) error {
-	if s.feed == nil || s.feedPage != 0 {
+// ex is the watched exchange's header, as catchUp read it.
+func (s *liveSession) shownItem(u *views.LiveUpdate, ex *models.Exchange) error {
+	if s.feedPage != 0 || ex.Scope != models.ScopeGeneral || ex.Archived {
 		return nil
-	}
-	ex, err := s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
-	if err != nil || ex.Scope != models.ScopeGeneral || ex.Archived {
-		return err
 	}
 	it, err := s.h.screens.ShownItem(s.ctx, s.viewer(), ex)
 	if err != nil {
@@ -331,8 +330,9 @@ func (s *liveSession) shownItem(u *views.LiveUpdate) error {
 // catchUp reads the exchange's header and log and adds to u what the tab
 // lacks. On the first read (no feed yet), the tab has the entries up to
 // seq since; afterwards (a lagging subscription), what the feed sent. It
-// says false when the exchange is not the user's, or no longer exists.
-func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (bool, error) {
+// returns the header read, or nil when the exchange is not the user's, or
+// no longer exists.
+func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (*models.Exchange, error) {
 	ex, err := s.h.store.Exchange(s.ctx, s.userID, exchangeID)
 	if err == nil {
 		var msgs []models.Message
@@ -346,15 +346,15 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (boo
 			}
 			if err = s.entries(u, msgs, ex); err == nil {
 				s.turnState(u, ex)
-				return true, nil
+				return ex, nil
 			}
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
-		s.feed, s.feedPage, s.reply, s.shown = nil, 0, false, replyView{}
-		return false, nil
+		s.unwatch()
+		return nil, nil
 	}
-	return false, err
+	return nil, err
 }
 
 // How much one message may carry of what queued up.
@@ -418,11 +418,11 @@ func (s *liveSession) event(e agents.Event) error {
 	if s.sub.Lagged() {
 		// Events were dropped: what they pointed to is in the database.
 		if s.feed != nil {
-			ok, err := s.catchUp(&u, s.feed.exchangeID, -1)
+			ex, err := s.catchUp(&u, s.feed.exchangeID, -1)
 			if err != nil {
 				return err
 			}
-			if !ok { // deleted meanwhile, its event among those dropped
+			if ex == nil { // deleted meanwhile, its event among those dropped
 				s.closeReply(&u)
 				u.Gone = true
 			}
@@ -435,11 +435,11 @@ func (s *liveSession) event(e agents.Event) error {
 		(e.Kind == agents.EventEntry || e.Kind == agents.EventTurn) {
 		// The panel shows a new chat of this page and another tab (or the
 		// API) started one: follow it, from its first entry.
-		ok, err := s.catchUp(&u, e.ExchangeID, -1)
+		ex, err := s.catchUp(&u, e.ExchangeID, -1)
 		if err != nil {
 			return err
 		}
-		if ok {
+		if ex != nil {
 			u.Adopted = e.ExchangeID
 		}
 	}
@@ -676,7 +676,7 @@ func (s *liveSession) deleted(u *views.LiveUpdate, e agents.Event, watched bool)
 	u.Removed = e.ExchangeID
 	if watched {
 		s.closeReply(u)
-		s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+		s.unwatch()
 		u.Gone = true
 	}
 	heir := e.Heir

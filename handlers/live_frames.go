@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"sync"
 	"time"
 
 	fws "github.com/fasthttp/websocket"
@@ -12,18 +11,12 @@ import (
 
 // Every tab of a user that hears the same events in the same state is sent
 // the same frame: the turn's reply with the composer and the sidebar item,
-// to each of the tabs on a conversation. liveFrames keeps such frames
+// to each of the tabs on a conversation. Handlers.liveFrames keeps such frames
 // rendered and framed once (a websocket prepared message), so that each tab
 // writes the bytes as they are, without rendering them again or copying them
 // into its own buffer. A frame is kept by its update's content
 // (liveFrameKey): the fragments are pure functions of their view models, so
 // the same key is the same bytes.
-type liveFrames struct {
-	mu     sync.RWMutex
-	frames map[liveFrameKey]*fws.PreparedMessage
-	order  []liveFrameKey // insertion order: a ring of liveFramesKept keys
-	next   int
-}
 
 const (
 	liveFramesKept = 64       // frames kept; the oldest goes first
@@ -32,8 +25,9 @@ const (
 
 // liveFrameKey is a live update's whole content, for the updates that many
 // tabs receive alike: up to two entries appended, the pending cell, the
-// composer, the sidebar. Updates with other parts (entries rendered again,
-// a page's parts, an adopted chat, a catch-up) are rendered per tab.
+// composer, the sidebar. Updates with other parts (switchers, a page's
+// parts, an adopted chat, the shown chat gone, more entries, as a catch-up
+// has) are rendered per tab.
 type liveFrameKey struct {
 	entries    [2]views.ChatMessage
 	nEntries   int
@@ -73,36 +67,11 @@ func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 	return k, true
 }
 
-func (f *liveFrames) get(k liveFrameKey) *fws.PreparedMessage {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.frames[k]
-}
-
-func (f *liveFrames) put(k liveFrameKey, pm *fws.PreparedMessage) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.frames == nil {
-		f.frames = make(map[liveFrameKey]*fws.PreparedMessage, liveFramesKept)
-	}
-	if _, ok := f.frames[k]; ok {
-		return // framed meanwhile by another tab
-	}
-	if len(f.order) < liveFramesKept {
-		f.order = append(f.order, k)
-	} else {
-		delete(f.frames, f.order[f.next])
-		f.order[f.next] = k
-		f.next = (f.next + 1) % liveFramesKept
-	}
-	f.frames[k] = pm
-}
-
 // flushShared writes the queued update, alone in its message, as the frame
 // kept for its content, rendering and keeping it first if none is.
 func (s *liveSession) flushShared(k liveFrameKey) error {
-	pm := s.h.liveFrames.get(k)
-	if pm == nil {
+	pm, ok := s.h.liveFrames.Get(k)
+	if !ok {
 		if err := s.render(); err != nil {
 			return err
 		}
@@ -114,7 +83,7 @@ func (s *liveSession) flushShared(k liveFrameKey) error {
 		if pm, err = fws.NewPreparedMessage(fws.TextMessage, s.out.Bytes()); err != nil {
 			return err
 		}
-		s.h.liveFrames.put(k, pm)
+		s.h.liveFrames.Put(k, pm)
 	}
 	s.queued = nil
 	_ = s.conn.SetWriteDeadline(time.Now().Add(liveWriteTimeout))

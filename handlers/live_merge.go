@@ -28,8 +28,8 @@ func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 		return a, false
 	}
 	m := a
-	// The transcript: entries are appended in order, and what b renders
-	// again comes after whatever a appended.
+	// The transcript: entries are appended in order, and b's switchers are
+	// swapped in after a's (and after whatever a appended).
 	m.Entries = append(m.Entries, b.Entries...)
 	m.Switchers = append(m.Switchers, b.Switchers...)
 	if !mergeReply(&m, a, b) {

@@ -171,8 +171,10 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	if err != nil {
 		return views.HistoryItem{}, err
 	}
+	// heads is shared with the event's other tabs: read, never written.
 	shown := ex
-	if h, c := heads[ex.ID], heads[current]; current != ex.ID && c.RootID != 0 && c.RootID == h.RootID {
+	h, hasHead := heads[ex.ID]
+	if c := heads[current]; current != ex.ID && c.RootID != 0 && c.RootID == h.RootID {
 		cur, err := s.store.Exchange(ctx, v.UserID, current)
 		if err != nil {
 			return views.HistoryItem{}, err
@@ -181,10 +183,13 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 			c := *cur
 			c.UpdatedAt = ex.UpdatedAt
 			shown = &c
-			heads[c.ID] = h
 		}
 	}
-	return familyItem(v, shown, heads, current, time.Now()), nil
+	it := HistoryItem(v, shown, current, time.Now())
+	if hasHead { // the family's, whichever member shows it
+		it.Family, it.Branches = h.RootID, h.Branches
+	}
+	return it, nil
 }
 
 // ShownItem is the sidebar item of the conversation on screen, ex, with its

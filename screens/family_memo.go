@@ -2,7 +2,6 @@ package screens
 
 import (
 	"context"
-	"maps"
 	"sync"
 	"time"
 
@@ -52,9 +51,9 @@ type familyHeads struct {
 }
 
 // eventFamilyHeads returns store.FamilyHeads(ids) for the event ex, made once
-// per event and current; the caller gets its own copy of the map. A failed
-// lookup (the first tab's connection went, say) is not shared: each tab
-// then asks for itself.
+// per event and current; the map is shared by the event's tabs, and only
+// read (FamilyItem). A failed lookup (the first tab's connection went, say)
+// is not shared: each tab then asks for itself.
 func (s *Screens) eventFamilyHeads(ctx context.Context, userID int64, ex *models.Exchange, current int64, ids []int64) (map[int64]models.FamilyHead, error) {
 	m := &s.families
 	m.mu.Lock()
@@ -86,5 +85,5 @@ func (s *Screens) eventFamilyHeads(ctx context.Context, userID int64, ex *models
 	if f.err != nil {
 		return s.store.FamilyHeads(ctx, userID, ids)
 	}
-	return maps.Clone(f.heads), nil
+	return f.heads, nil
 }

@@ -16,10 +16,10 @@ import (
 // changed field is a new key and never the old HTML. One is made per
 // server (NewLiveCache) and passed to LiveMessage.
 type LiveCache struct {
-	messages *memo[ChatMessage]
-	history  *memo[HistoryItem]
-	pending  *memo[int64]       // the pending reply cell, by the entry it answers
-	turns    *memo[TurnControl] // the composer's turn state
+	messages *Memo[ChatMessage, string]
+	history  *Memo[HistoryItem, string]
+	pending  *Memo[int64, string]       // the pending reply cell, by the entry it answers
+	turns    *Memo[TurnControl, string] // the composer's turn state
 }
 
 // liveCached bounds each memo.
@@ -27,8 +27,8 @@ const liveCached = 1024
 
 // NewLiveCache makes an empty cache.
 func NewLiveCache() *LiveCache {
-	return &LiveCache{messages: newMemo[ChatMessage](liveCached), history: newMemo[HistoryItem](liveCached),
-		pending: newMemo[int64](liveCached), turns: newMemo[TurnControl](liveCached)}
+	return &LiveCache{messages: NewMemo[ChatMessage, string](liveCached), history: NewMemo[HistoryItem, string](liveCached),
+		pending: NewMemo[int64, string](liveCached), turns: NewMemo[TurnControl, string](liveCached)}
 }
 
 // message is Message, rendered once for every tab it goes to (nil: no
@@ -67,16 +67,16 @@ func (lc *LiveCache) composerTurn(t TurnControl) templ.Component {
 
 // remembered renders with render the first time key is seen, and the same
 // HTML after.
-func remembered[K comparable](m *memo[K], key K, render templ.Component) templ.Component {
+func remembered[K comparable](m *Memo[K, string], key K, render templ.Component) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		html, ok := m.get(key)
+		html, ok := m.Get(key)
 		if !ok {
 			var b strings.Builder
 			if err := render.Render(ctx, &b); err != nil {
 				return err
 			}
 			html = b.String()
-			m.put(key, html)
+			m.Put(key, html)
 		}
 		_, err := io.WriteString(w, html)
 		return err

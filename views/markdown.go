@@ -37,7 +37,7 @@ import (
 type Markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
-	*memo[string]
+	*memo[string, string]
 }
 
 // What the renderer remembers: up to markdownCached sources, each of at most
@@ -80,7 +80,7 @@ func NewMarkdown() *Markdown {
 			highlighting.WithFormatOptions(chromahtml.WithClasses(true), chromahtml.ClassPrefix("hl-")),
 		)),
 		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(originPolicy{}, 1000))))
-	return &Markdown{md: md, policy: p, memo: newMemo[string](markdownCached)}
+	return &Markdown{md: md, policy: p, memo: NewMemo[string, string](markdownCached)}
 }
 
 // HTML renders src; on the (theoretical) failure of goldmark it falls back to
@@ -89,13 +89,13 @@ func (m *Markdown) HTML(src string) string {
 	if len(src) > markdownCachedLen {
 		return m.render(src)
 	}
-	if html, ok := m.get(src); ok {
+	if html, ok := m.Get(src); ok {
 		return html
 	}
 	html := m.render(src)
 	// The key is kept: it must not share memory with a request buffer the
 	// server reuses (fiber's zero-copy strings, a page preview's form).
-	m.put(strings.Clone(src), html)
+	m.Put(strings.Clone(src), html)
 	return html
 }
 
