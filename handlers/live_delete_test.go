@@ -205,6 +205,11 @@ func TestLiveDeletedChatTellsItsTab(t *testing.T) {
 	showing.watch(gone, 1)
 	other.watch(kept, 1)
 	stranger.watch(bobs, 1)
+	// Each watch is answered with its chat's sidebar item: once read, the
+	// watches are taken, and the deletion cannot overtake them.
+	for _, tab := range []*liveTab{showing, other, stranger} {
+		tab.read()
+	}
 
 	res, _ := api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", gone), nil)
 	mustStatus(t, res, http.StatusOK)
