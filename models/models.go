@@ -1,5 +1,3 @@
-// Package models holds Palaver's GORM models and the Store, the only code that
-// touches the database. It knows nothing of HTTP.
 package models
 
 import (
