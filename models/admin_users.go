@@ -58,7 +58,9 @@ func (s *Store) adminUserRows(ctx context.Context, tail string, args ...any) ([]
 // AdminListUsers lists accounts by name with what each stores: up to limit
 // of them after the name after ("" from the first), and whether more follow.
 func (s *Store) AdminListUsers(ctx context.Context, after string, limit int) ([]AdminUserRow, bool, error) {
-	rows, err := s.adminUserRows(ctx, "WHERE u.username > ? ORDER BY u.username LIMIT ?", after, limit+1)
+	// The limit written out (it is ours, an int): a bound LIMIT makes SQLite
+	// prepare the statement again on every run.
+	rows, err := s.adminUserRows(ctx, fmt.Sprintf("WHERE u.username > ? ORDER BY u.username LIMIT %d", limit+1), after)
 	if err != nil {
 		return nil, false, wrap("admin list users", err)
 	}

@@ -206,7 +206,8 @@ func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]search
 
 // SQLiteSearchSQL is the statement Search runs on SQLite for one page of
 // the user's hits, and its arguments (for database/sql as they are):
-// palaver bench times it bare beside the store's whole search.
+// palaver bench times it bare beside the store's whole search. LIMIT ?+0:
+// SQLite prepares a statement with a bare bound LIMIT again on every run.
 func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 	match := ftsQuery(q.Terms)
 	filter, fargs := searchFilters(userID, q)
@@ -220,7 +221,7 @@ func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts), e.title, e.scope, e.page_id
 		FROM exchanges_fts JOIN exchanges e ON e.id = exchanges_fts.rowid
 		WHERE exchanges_fts MATCH ? AND ` + filter + `
-	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?`
+	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?+0`
 	args := append([]any{match}, fargs...)
 	args = append(append(args, match), fargs...)
 	args = append(append(args, kargs...), q.Limit)
@@ -265,7 +266,7 @@ func (s *Store) searchPostgres(db *gorm.DB, userID int64, q SearchQuery) ([]sear
 		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, -ts_rank_cd(e.title_tsv, query.q)::float8, e.title, e.scope, e.page_id
 		FROM query, exchanges e
 		WHERE e.title_tsv @@ query.q AND ` + filter + `
-	) hits WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?`
+	) hits WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?` // bound: PostgreSQL does not prepare again
 	args := append(append(append(qargs, fargs...), fargs...), kargs...)
 	args = append(args, q.Limit)
 	var rows []searchRow
