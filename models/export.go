@@ -153,6 +153,11 @@ func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, 
 	return batch, rows.Err()
 }
 
+// exportLogsSQL reads every column of Message (the column-coverage test
+// checks it), in the order exportLogs scans them.
+const exportLogsSQL = `SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
+	feedback, feedback_comment, created_at, copy_of FROM messages WHERE exchange_id IN ? ORDER BY exchange_id, id`
+
 // exportLogs reads the logs of a batch of exchanges (in id order) with one
 // query, streamed, and calls fn with each exchange and its whole log, in
 // order; it holds one log at a time. A query per exchange would cost more
@@ -167,8 +172,7 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 	for i := range batch {
 		ids[i] = batch[i].ID
 	}
-	rows, err := db.Raw(`SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
-		feedback, feedback_comment, created_at, copy_of FROM messages WHERE exchange_id IN ? ORDER BY exchange_id, id`, ids).Rows()
+	rows, err := db.Raw(exportLogsSQL, ids).Rows()
 	if err != nil {
 		return wrap("export logs", err)
 	}

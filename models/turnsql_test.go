@@ -12,7 +12,7 @@ import (
 )
 
 // TestHandWrittenStatementsCoverTheModels guards the statements written by
-// hand (turnsql.go) against a field added to a model later: gorm would
+// hand (turnsql.go, the export's read of the logs) against a field added to a model later: gorm would
 // write or read it, these would silently not.
 func TestHandWrittenStatementsCoverTheModels(t *testing.T) {
 	columns := func(model any, creatable bool) []string {
@@ -43,6 +43,19 @@ func TestHandWrittenStatementsCoverTheModels(t *testing.T) {
 	slices.Sort(inserted)
 	if want := columns(&Message{}, true); !reflect.DeepEqual(inserted, want) {
 		t.Errorf("the entry's INSERT writes %v; Message has %v", inserted, want)
+	}
+	// The export's read of the logs takes every column of Message.
+	m = regexp.MustCompile(`(?s)SELECT (.*?) FROM messages`).FindStringSubmatch(exportLogsSQL)
+	if m == nil {
+		t.Fatal("no column list in the export's read of the logs")
+	}
+	var exported []string
+	for _, c := range strings.Split(m[1], ",") {
+		exported = append(exported, strings.TrimSpace(c))
+	}
+	slices.Sort(exported)
+	if want := columns(&Message{}, false); !reflect.DeepEqual(exported, want) {
+		t.Errorf("the export reads messages' %v; Message has %v", exported, want)
 	}
 	for _, q := range []stmt{insertEntryStmt, insertErrorRowStmt} {
 		if n, want := strings.Count(q.sqlite, "?"), strings.Count(q.postgres, "$"); n != want || n == 0 {
