@@ -227,6 +227,7 @@ func TestReaderErrors(t *testing.T) {
 		{"agent_response an array", ex(strings.Replace(msg(u2, "0", "user"), `"content"`, `"agent_response":[1],"content"`, 1)), "line 2: message 1: agent_response is not a JSON object"},
 		{"unknown edit_mode", ex(strings.Replace(msg(u2, "0", "user"), `"content"`, `"edit_mode":"rewrite","content"`, 1)), `line 2: message 1: unknown edit_mode "rewrite"`},
 		{"unknown scope", strings.Replace(ex(""), `"general"`, `"team"`, 1), `line 2: unknown scope "team"`},
+		{"sub-run scope", strings.Replace(ex(""), `"general"`, `"subrun"`, 1), `line 2: a "subrun" exchange is never exported`},
 		{"page scope without page", strings.Replace(ex(""), `"general"`, `"page"`, 1), `line 2: a "page" exchange has a page_uid`},
 		{"fork past its log", strings.Replace(ex(""), `"messages"`, `"forked_from":{"exchange_uid":"`+u4+`","seq":1},"messages"`, 1), "line 2: forked_from.seq 1 is past the exchange's own 0 entries"},
 		{"fork of itself", strings.Replace(ex(""), `"messages"`, `"forked_from":{"exchange_uid":"`+u1+`","seq":0},"messages"`, 1), "line 2: forked_from names the exchange itself"},

@@ -14,7 +14,9 @@ const (
 	Version    = 1
 )
 
-// Roles of a log entry (as models has them).
+// Roles of a log entry. These and the scopes are the store's values
+// (models), written again here so that the format imports nothing; a test
+// in models checks that the two lists agree, name for name.
 const (
 	RoleUser       = "user"
 	RoleAssistant  = "assistant"
@@ -28,6 +30,9 @@ const (
 	ScopeGeneral = "general"
 	ScopePage    = "page"
 	ScopeJob     = "job"
+	// ScopeSubRun is an agent's delegated work, reached through its parent:
+	// an export leaves sub-runs out, and Validate refuses one.
+	ScopeSubRun = "subrun"
 )
 
 // Where a page revision came from.
@@ -154,6 +159,8 @@ func (e *Exchange) Validate() error {
 		if err := checkJobID(*e.JobID); err != nil {
 			return err
 		}
+	case ScopeSubRun:
+		return errors.New(`a "subrun" exchange is never exported (it belongs to its parent's run)`)
 	case "":
 		return errors.New("exchange has no scope")
 	default:
