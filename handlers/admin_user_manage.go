@@ -1,85 +1,116 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/accounts"
+	"palaver/models"
 	"palaver/paths"
 	"palaver/views"
 )
 
-// adminUserPromote makes an account an administrator.
-func (h *Handlers) adminUserPromote(c *fiber.Ctx) error {
-	id, err := adminIDParam(c)
-	if err != nil {
-		return err
-	}
-	u, err := h.store.AdminSetAdmin(c.UserContext(), currentUser(c).ID, id, true)
-	if err != nil {
-		return h.adminRefuse(c, err, paths.AdminUsers)
-	}
-	return h.adminUserDone(c, u.ID, u.Username+" is now an administrator.")
+// adminUserSwitch is one of the account's switches in the admin list
+// (promote, demote, disable, enable): a confirmation first where the
+// change is heavy, one flag set through the store, the account's row again.
+type adminUserSwitch struct {
+	path func(userID int64) string // the route, which a confirmation posts to
+	// ask is the confirmation to show first (nil: none); self says the
+	// administrator acts on their own account.
+	ask func(h *Handlers, c *fiber.Ctx, id int64, self bool) (*adminQuestion, error)
+	set func(h *Handlers, ctx context.Context, actorID, id int64) (*models.User, error)
+	// done says what happened to the account named.
+	done func(name string) string
+	// selfLeaves: the change on one's own account closes the admin area, so
+	// the answer is the chat rather than the row.
+	selfLeaves bool
 }
 
-// adminUserDemote revokes an account's administrator rights; never the last
-// administrator's. Stepping down oneself is confirmed first.
-func (h *Handlers) adminUserDemote(c *fiber.Ctx) error {
-	id, err := adminIDParam(c)
-	if err != nil {
-		return err
-	}
-	self := id == currentUser(c).ID
-	if self && c.FormValue("confirmed") != "1" {
-		return h.adminConfirm(c, "Give up your administrator rights?",
-			"You will lose access to the admin area at once. Another administrator can give it back.",
-			paths.AdminUserDemote(id), "Give up admin rights")
-	}
-	u, err := h.store.AdminSetAdmin(c.UserContext(), currentUser(c).ID, id, false)
-	if err != nil {
-		return h.adminRefuse(c, err, paths.AdminUsers)
-	}
-	if self {
-		return redirect(c, paths.ChatHome) // the admin area is closed to them now
-	}
-	return h.adminUserDone(c, u.ID, u.Username+" is no longer an administrator.")
-}
+// adminQuestion is what a confirmation screen asks (adminConfirm).
+type adminQuestion struct{ heading, message, confirm string }
 
-// adminUserDisable disables an account once confirmed: its sessions end and
-// its API keys stop working.
-func (h *Handlers) adminUserDisable(c *fiber.Ctx) error {
-	id, err := adminIDParam(c)
-	if err != nil {
-		return err
+// The switches. A demotion is never the last administrator's (the store
+// refuses it), and stepping down oneself is confirmed first. Disabling
+// ends the account's sessions and stops its API keys, once confirmed.
+var (
+	adminPromote = adminUserSwitch{
+		path: paths.AdminUserPromote,
+		set: func(h *Handlers, ctx context.Context, actorID, id int64) (*models.User, error) {
+			return h.store.AdminSetAdmin(ctx, actorID, id, true)
+		},
+		done: func(name string) string { return name + " is now an administrator." },
 	}
-	if c.FormValue("confirmed") != "1" {
-		target, err := h.store.AdminUser(c.UserContext(), id)
+	adminDemote = adminUserSwitch{
+		path: paths.AdminUserDemote,
+		ask: func(_ *Handlers, _ *fiber.Ctx, _ int64, self bool) (*adminQuestion, error) {
+			if !self {
+				return nil, nil
+			}
+			return &adminQuestion{"Give up your administrator rights?",
+				"You will lose access to the admin area at once. Another administrator can give it back.",
+				"Give up admin rights"}, nil
+		},
+		set: func(h *Handlers, ctx context.Context, actorID, id int64) (*models.User, error) {
+			return h.store.AdminSetAdmin(ctx, actorID, id, false)
+		},
+		done:       func(name string) string { return name + " is no longer an administrator." },
+		selfLeaves: true,
+	}
+	adminDisable = adminUserSwitch{
+		path: paths.AdminUserDisable,
+		ask: func(h *Handlers, c *fiber.Ctx, id int64, _ bool) (*adminQuestion, error) {
+			target, err := h.store.AdminUser(c.UserContext(), id)
+			if err != nil {
+				return nil, err
+			}
+			return &adminQuestion{"Disable " + target.Username + "?",
+				"Their sessions end at once and their API keys stop working until the account is enabled again; they will have to sign in again.",
+				"Disable"}, nil
+		},
+		set: func(h *Handlers, ctx context.Context, actorID, id int64) (*models.User, error) {
+			return h.store.AdminSetDisabled(ctx, actorID, id, true)
+		},
+		done: func(name string) string {
+			return name + " is disabled: their sessions ended and their API keys are refused."
+		},
+	}
+	adminEnable = adminUserSwitch{
+		path: paths.AdminUserEnable,
+		set: func(h *Handlers, ctx context.Context, actorID, id int64) (*models.User, error) {
+			return h.store.AdminSetDisabled(ctx, actorID, id, false)
+		},
+		done: func(name string) string { return name + " can sign in again." },
+	}
+)
+
+// adminUserSwitched is the handler of one switch.
+func (h *Handlers) adminUserSwitched(sw adminUserSwitch) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := adminIDParam(c)
 		if err != nil {
 			return err
 		}
-		return h.adminConfirm(c, "Disable "+target.Username+"?",
-			"Their sessions end at once and their API keys stop working until the account is enabled again; they will have to sign in again.",
-			paths.AdminUserDisable(id), "Disable")
+		self := id == currentUser(c).ID
+		if sw.ask != nil && c.FormValue("confirmed") != "1" {
+			q, err := sw.ask(h, c, id, self)
+			if err != nil {
+				return err
+			}
+			if q != nil {
+				return h.adminConfirm(c, q.heading, q.message, sw.path(id), q.confirm)
+			}
+		}
+		u, err := sw.set(h, c.UserContext(), currentUser(c).ID, id)
+		if err != nil {
+			return h.adminRefuse(c, err, paths.AdminUsers)
+		}
+		if self && sw.selfLeaves {
+			return redirect(c, paths.ChatHome) // the admin area is closed to them now
+		}
+		return h.adminUserDone(c, u.ID, sw.done(u.Username))
 	}
-	u, err := h.store.AdminSetDisabled(c.UserContext(), currentUser(c).ID, id, true)
-	if err != nil {
-		return h.adminRefuse(c, err, paths.AdminUsers)
-	}
-	return h.adminUserDone(c, u.ID, u.Username+" is disabled: their sessions ended and their API keys are refused.")
-}
-
-// adminUserEnable lets a disabled account sign in again.
-func (h *Handlers) adminUserEnable(c *fiber.Ctx) error {
-	id, err := adminIDParam(c)
-	if err != nil {
-		return err
-	}
-	u, err := h.store.AdminSetDisabled(c.UserContext(), currentUser(c).ID, id, false)
-	if err != nil {
-		return h.adminRefuse(c, err, paths.AdminUsers)
-	}
-	return h.adminUserDone(c, u.ID, u.Username+" can sign in again.")
 }
 
 // adminUserPassword sets a new password for an account and ends its
