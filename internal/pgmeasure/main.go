@@ -3,8 +3,8 @@
 // generated text, written with SQL in bulk) and, at each step, times the
 // store's own calls that a request makes (a turn's two writes, the history's
 // first page, a conversation's log, a search) with one client and with
-// several, and reads the tables' sizes. The README's deployment section
-// quotes its output.
+// several, and reads the tables' sizes. docs/PERFORMANCE.md ("When one
+// PostgreSQL is no longer enough") quotes its output.
 //
 //	go run -tags=sqlite_fts5 ./internal/pgmeasure -db 'postgres://…' -steps 100000,1000000
 //
