@@ -13,15 +13,15 @@ import (
 // takes the log past 1,000 pages runs that checkpoint itself, inside its
 // commit. For turns that is right: a turn writes about six pages a commit,
 // the checkpoint comes every eighty turns or so and stays small, and a
-// goroutine checkpointing beside them costs a turn more (a measured
-// 0.2–0.4 ms of append_p50_ms_small) than the checkpoint it saves. A fork
-// of a long conversation writes hundreds of pages at once: nearly every
-// one used to copy them back, and sync the database file, before it
-// returned. Its commit therefore runs without the automatic checkpoint
-// (commit.go: a large write), and this goroutine checkpoints (PASSIVE: it
-// never blocks a writer, and copies only what no reader still needs) once
-// the large writes pause, or a second after the first it has not copied,
-// on a connection of its own.
+// goroutine checkpointing beside them costs a turn more than the
+// checkpoint it saves (measured: docs/PERFORMANCE.md). A fork of a long
+// conversation writes hundreds of pages at once: with the automatic
+// checkpoint nearly every one would copy them back, and sync the database
+// file, before it returned. Its commit therefore runs without the
+// automatic checkpoint (commit.go: a large write), and this goroutine
+// checkpoints (PASSIVE: it never blocks a writer, and copies only what no
+// reader still needs) once the large writes pause, or a second after the
+// first it has not copied, on a connection of its own.
 
 const (
 	// checkpointQuiet is how long the log must go without a commit

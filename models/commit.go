@@ -23,10 +23,11 @@ import (
 // (one of them) commits them all together: concurrent turns share one sync
 // instead of queueing for one each. A lone write is committed at once, by
 // its own goroutine: nothing waits for company, and no other goroutine is
-// woken for it (a turn's commits used to hop to a committer goroutine and
-// back, and database/sql starts a goroutine per transaction; on a busy
-// machine each hop waits for a CPU). The leader writes on a connection kept
-// for the group commit, with plain BEGIN IMMEDIATE and COMMIT.
+// woken for it (a hand-off to a committer goroutine and back, beside
+// database/sql's goroutine per transaction, would make each commit wait
+// for a CPU at every hop on a busy machine). The leader writes on a
+// connection kept for the group commit, with plain BEGIN IMMEDIATE and
+// COMMIT.
 //
 // Each write keeps its own outcome: when one fails, the group runs again
 // with a savepoint per write, so that only the failing one is undone

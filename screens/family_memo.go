@@ -10,17 +10,16 @@ import (
 
 // familyMemo shares one event's family lookup among the tabs it reaches.
 // Every open tab of a user hears each turn event and shows the exchange's
-// sidebar item, which needs the family's heads: without the memo, 200 tabs
-// made 200 identical pairs of queries per event, and a message took
-// seconds to reach the last of them. An event's header is one
-// *models.Exchange shared by all its subscribers, so the memo is keyed by
-// that pointer (and the exchange the tab shows): a later event is another
-// pointer and reads afresh, so nothing stale is ever shown. It holds the
-// latest familyEvents events: a turn publishes two headers (started,
-// finished) within a millisecond, and tabs that fall behind hear the first
-// while others already hear the second; holding the latest one only, each
-// tab that went back and forth between them made the lookup again (up to
-// 268 lookups for one message at 200 tabs).
+// sidebar item, which needs the family's heads: one lookup per event, not
+// one per tab (docs/PERFORMANCE.md says what one per tab cost at 200 tabs).
+// An event's header is one *models.Exchange shared by all its subscribers,
+// so the memo is keyed by that pointer (and the exchange the tab shows): a
+// later event is another pointer and reads afresh, so nothing stale is ever
+// shown. It holds the latest familyEvents events: a turn publishes two
+// headers (started, finished) within a millisecond, and tabs that fall
+// behind hear the first while others already hear the second; holding the
+// latest one only, each tab that went back and forth between them would
+// make the lookup again.
 type familyMemo struct {
 	mu     sync.Mutex
 	events [familyEvents]familyEvent // a ring, the oldest overwritten
