@@ -1,5 +1,6 @@
 // Package views holds Palaver's templ components and the view models they
-// render. Views never call the store: handlers hand them everything.
+// render. Views never call the store: package screens builds the view
+// models from it, and the handlers and the live connection render them.
 package views
 
 // AssetURLs gives the cache-busting address of a static asset.
