@@ -1,7 +1,7 @@
 // Package handlers holds Palaver's HTTP surface: fiber handlers for the HTML
 // pages and the JSON API, and the middleware around them (session, user,
-// CSRF). A handler parses and authorises, makes one store or agent-service
-// call, and renders one view or redirects.
+// CSRF). A handler parses and authorises, makes one store, agent-service or
+// screens call, and renders one view or redirects.
 package handlers
 
 import (
