@@ -11,7 +11,7 @@ import (
 )
 
 // SubRun is a delegation being run: one agent's work for another, kept as
-// a conversation of its own (Exchange, of scope subrun) that the sub-agent
+// a conversation of its own (Exchange, of scope "subrun") that the sub-agent
 // writes with Log.
 type SubRun struct {
 	Exchange *models.Exchange
