@@ -65,7 +65,7 @@ func (s *Store) AdminOpenExchange(ctx context.Context, adminID, exchangeID int64
 	return ex, msgs, &audit, nil
 }
 
-// AuditQuery selects one keyset page of the audit log, newest first.
+// AuditQuery selects one batch (by keyset) of the audit log, newest first.
 type AuditQuery struct {
 	BeforeID   int64 // 0: from the newest
 	ExchangeID int64 // 0: every exchange
@@ -78,7 +78,7 @@ type AuditEntry struct {
 	ExchangeTitle *string // nil once the exchange is deleted
 }
 
-// AdminAuditLog returns one page of the audit log and the id to pass as
+// AdminAuditLog returns one batch of the audit log and the id to pass as
 // BeforeID for the next one (0 at the end).
 func (s *Store) AdminAuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, error) {
 	if q.Limit <= 0 {

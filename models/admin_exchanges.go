@@ -60,7 +60,8 @@ func ParseAdminCursor(token string) (AdminCursor, error) {
 	return AdminCursor{Sort: parts[0], Key: key, ID: id}, nil
 }
 
-// AdminExchangeFilter selects one keyset page of every user's exchanges.
+// AdminExchangeFilter selects one batch (by keyset) of every user's
+// exchanges.
 // The filters combine; zero values do not filter.
 type AdminExchangeFilter struct {
 	UserID           int64
@@ -167,10 +168,11 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// AdminListExchanges returns one keyset page of every user's exchanges that
-// match the filter, in the filter's sort order (then id), most first, and the
-// cursor of the next page (nil at the end). Two queries whatever the page
-// size: the page (over the sort's index), then the counts of its exchanges.
+// AdminListExchanges returns one batch (by keyset) of every user's exchanges
+// that match the filter, in the filter's sort order (then id), most first,
+// and the cursor of the next batch (nil at the end). Two queries whatever
+// the batch size: the batch (over the sort's index), then the counts of its
+// exchanges.
 func (s *Store) AdminListExchanges(ctx context.Context, f AdminExchangeFilter) ([]AdminExchangeRow, *AdminCursor, error) {
 	col, err := adminSortColumn(f.Sort)
 	if err != nil {
@@ -199,7 +201,7 @@ func (s *Store) AdminListExchanges(ctx context.Context, f AdminExchangeFilter) (
 		tx = tx.Where("("+col+" < ? OR ("+col+" = ? AND e.id < ?))", key, key, c.ID)
 	}
 	var rows []AdminExchangeRow
-	// One more than a page says whether there is a next one.
+	// One more than a batch says whether there is a next one.
 	if err := tx.Order(col + " DESC, e.id DESC").Limit(f.Limit + 1).Scan(&rows).Error; err != nil {
 		return nil, nil, wrap("admin list exchanges", err)
 	}
@@ -224,7 +226,7 @@ func (s *Store) AdminCountExchanges(ctx context.Context, f AdminExchangeFilter) 
 	return n, wrap("admin count exchanges", err)
 }
 
-// adminFacts fills in the counts of a page of rows, in one query grouped by
+// adminFacts fills in the counts of a batch of rows, in one query grouped by
 // exchange over the messages' exchange index.
 func (s *Store) adminFacts(ctx context.Context, rows []AdminExchangeRow) error {
 	if len(rows) == 0 {

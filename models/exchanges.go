@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// ExchangeQuery selects one page of a user's exchanges.
+// ExchangeQuery selects one batch of a user's exchanges.
 type ExchangeQuery struct {
 	Scope    string // ScopeGeneral, ScopePage or ScopeJob
 	PageID   int64  // with ScopePage: that page's exchanges only
@@ -64,9 +64,9 @@ func (s *Store) JobExchange(ctx context.Context, userID int64, jobID string) (*E
 	return &e, wrap("job exchange", err)
 }
 
-// ListExchanges returns one keyset page of the user's exchanges in a scope,
-// most recent activity first, in one statement (HistorySQL) whatever the
-// page size. Each item's Exchange holds the header fields the lists show
+// ListExchanges returns one batch (by keyset) of the user's exchanges in a
+// scope, most recent activity first, in one statement (HistorySQL) whatever
+// the batch size. Each item's Exchange holds the header fields the lists show
 // (HistorySQL names them), not the whole row: load it with Exchange.
 func (s *Store) ListExchanges(ctx context.Context, userID int64, q ExchangeQuery) ([]ExchangeSummary, error) {
 	query, args := HistorySQL(userID, q)
@@ -102,7 +102,7 @@ const historySelect = `SELECT e.id, e.scope, e.page_id, e.job_id, e.title, e.age
 	LEFT JOIN messages r ON r.id = e.first_reply_id
 	LEFT JOIN messages l ON l.id = e.last_reply_id`
 
-// HistorySQL is the statement ListExchanges runs for a page of the user's
+// HistorySQL is the statement ListExchanges runs for a batch of the user's
 // history, with its arguments (? placeholders, as GORM takes them): one
 // keyset read of the exchanges (user, scope, activity) joined to the three
 // messages each shows. The bench times it bare.
@@ -127,7 +127,7 @@ func HistorySQL(userID int64, q ExchangeQuery) (string, []any) {
 		args = append(args, at, at, q.Before.ID)
 	}
 	// The limit written out, as GORM writes it: PostgreSQL plans the
-	// joins knowing it is a page, not a tenth of the table.
+	// joins knowing it is a batch, not a tenth of the table.
 	fmt.Fprintf(&b, ` ORDER BY e.updated_at DESC, e.id DESC LIMIT %d`, max(q.Limit, 0))
 	return b.String(), args
 }

@@ -69,7 +69,7 @@ func TestListExchangesKeysetWalk(t *testing.T) {
 					break
 				}
 				// Through the opaque token, as a client would carry it; on
-				// odd pages straight from the item, in another time zone.
+				// odd batches straight from the item, in another time zone.
 				c := items[len(items)-1].Cursor()
 				if pages%2 == 0 {
 					var err error
@@ -216,7 +216,7 @@ func TestListExchangesPinnedArchived(t *testing.T) {
 			tc.q.Scope = ScopeGeneral
 			var got []int64
 			var before *Cursor
-			for { // one item a page: every page after the first goes by the keyset
+			for { // one item a batch: every batch after the first goes by the keyset
 				tc.q.Limit, tc.q.Before = 1, before
 				items, err := s.ListExchanges(ctx, ann.ID, tc.q)
 				if err != nil {

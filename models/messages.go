@@ -30,11 +30,11 @@ func (s *Store) Messages(ctx context.Context, userID, exchangeID int64, at *int6
 	return msgs, wrap("messages", err)
 }
 
-// MessagesBefore returns a page of an exchange's log, in order: the last
+// MessagesBefore returns a window of an exchange's log, in order: the last
 // limit entries with a seq before beforeSeq (nil: the end of the log), and
-// the error rows among them. An error row older than the page's first entry
-// belongs to the next page back, so that paging by the first entry's seq
-// never shows a row twice.
+// the error rows among them. An error row older than the window's first
+// entry belongs to the next window back, so that reading back by the first
+// entry's seq never shows a row twice.
 func (s *Store) MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]Message, error) {
 	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
 		return nil, fmt.Errorf("messages before: %w", err)

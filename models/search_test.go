@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// search runs a search of q for the user, first page, and returns the hits.
+// search runs a search of q for the user, first batch, and returns the hits.
 func search(t *testing.T, s *Store, userID int64, q string, opts ...func(*SearchQuery)) []SearchHit {
 	t.Helper()
 	sq := SearchQuery{Terms: ParseSearch(q), Limit: 50}
@@ -189,7 +189,7 @@ func TestSearchFilters(t *testing.T) {
 }
 
 // TestSearchPagesByCursor walks 30 hits 7 at a time: each once, in order,
-// the same as one long page.
+// the same as one long batch.
 func TestSearchPagesByCursor(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
 		ann := mustUser(t, s, "ann")

@@ -7,17 +7,18 @@ import (
 	"slices"
 )
 
-// Paging a long log for the transcript (issue 16). A page holds entries
-// with a seq, and each error row goes with the entry before it (the user
-// message whose turn failed): MessagesBefore and MessagesAfter cut the log
-// at the same places, so a transcript that pages both ways from any window
-// shows every error row exactly once, in its place.
+// A long log read a window at a time for the transcript (issue 16). A
+// window holds entries with a seq, and each error row goes with the entry
+// before it (the user message whose turn failed): MessagesBefore and
+// MessagesAfter cut the log at the same places, so a transcript that grows
+// both ways from any window shows every error row exactly once, in its
+// place.
 
-// MessagesAfter returns a page of an exchange's log, in order: the first
+// MessagesAfter returns a window of an exchange's log, in order: the first
 // limit entries with a seq after afterSeq, and the error rows that follow
 // them up to the next entry (at the end of the log: every one after them).
-// The error rows between the entry at afterSeq and the page's first entry
-// belong to the page before (MessagesBefore gives them).
+// The error rows between the entry at afterSeq and the window's first
+// entry belong to the window before (MessagesBefore gives them).
 func (s *Store) MessagesAfter(ctx context.Context, userID, exchangeID, afterSeq int64, limit int) ([]Message, error) {
 	if _, err := s.Exchange(ctx, userID, exchangeID); err != nil {
 		return nil, fmt.Errorf("messages after: %w", err)
@@ -33,7 +34,7 @@ func (s *Store) MessagesAfter(ctx context.Context, userID, exchangeID, afterSeq 
 	}
 	cut := int64(1) << 62
 	if len(page) > limit {
-		cut = page[limit].ID // the next page's first entry
+		cut = page[limit].ID // the next window's first entry
 		page = page[:limit]
 	}
 	var errs []Message

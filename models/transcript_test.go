@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Paging a log both ways from any window, at any page size, puts the whole
+// Reading a log both ways from any window, of any size, puts the whole
 // log together: every entry and every error row once, in its place.
 func TestMessagesPagesCoverTheLogOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *Store) {
