@@ -41,7 +41,7 @@ func AdminTime(t time.Time) string { return t.Local().Format("Jan 2, 2006 15:04"
 func adminTimeFull(t time.Time) string { return t.Local().Format(time.RFC3339) }
 
 // AdminAudit builds the audit log: who opened whose exchange, newest first,
-// one keyset page (q), in the frame ch.
+// one batch by keyset (q), in the frame ch.
 func (s *Screens) AdminAudit(ctx context.Context, ch views.AdminChrome, q models.AuditQuery) (views.AdminAuditScreen, error) {
 	entries, next, err := s.admin.AdminAuditLog(ctx, q)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"palaver/views"
 )
 
-// adminUsersListed is how many accounts one page of the list shows.
+// adminUsersListed is how many accounts one batch of the list shows.
 const adminUsersListed = 100
 
 // AdminUsers builds the accounts list with what each stores, one keyset

@@ -105,7 +105,7 @@ func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch, l
 	return changed
 }
 
-// familyHeads keeps, of one page of a sidebar list, one exchange per
+// familyHeads keeps, of one batch of a sidebar list, one exchange per
 // family: the member of that list active last, or the conversation on
 // screen when it is of that family and list (then shown with the family's
 // last activity, where the family stands in the list). It returns the

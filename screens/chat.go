@@ -12,7 +12,7 @@ import (
 	"palaver/views"
 )
 
-// HistoryBatch is how many exchanges one page of the sidebar holds.
+// HistoryBatch is how many exchanges one batch of the sidebar holds.
 const HistoryBatch = 20
 
 // Chat builds the chat screen for exchange id (0: a new chat), its sidebar
@@ -23,7 +23,7 @@ func (s *Screens) Chat(ctx context.Context, v Viewer, id int64, cursor *models.C
 }
 
 // ChatWindow is Chat with the transcript on a window of the log (win): the
-// latest page, a page before a seq, a window around a search hit, or the
+// latest entries, those before a seq, a window around a search hit, or the
 // log as it was at a seq (time travel: read-only, no composer).
 func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *models.Cursor, win Window) (views.ChatScreen, error) {
 	conv, travel, err := s.conversation(ctx, v, id, win)
@@ -58,7 +58,7 @@ func (s *Screens) LatestChat(ctx context.Context, userID int64) (int64, error) {
 	return latest[0].ID, nil
 }
 
-// Conversation loads a general exchange and the latest page of its log
+// Conversation loads a general exchange and the latest window of its log
 // for the transcript (id 0: a new chat, empty).
 func (s *Screens) Conversation(ctx context.Context, v Viewer, id int64) (views.Conversation, error) {
 	conv, _, err := s.conversation(ctx, v, id, Window{})
@@ -102,11 +102,12 @@ func AdminViewed(v models.AdminViews) *views.AdminViewed {
 		LastFull: v.Last.Local().Format(time.RFC3339)}
 }
 
-// PinnedShown bounds the Pinned group, which is not paged: a bound against
-// an account that pins thousands, not a number a person reaches.
+// PinnedShown bounds the Pinned group, which is shown whole, not in
+// batches: a bound against an account that pins thousands, not a number a
+// person reaches.
 const PinnedShown = 500
 
-// Sidebar builds the conversations sidebar: the pinned ones, and a page of
+// Sidebar builds the conversations sidebar: the pinned ones, and a batch of
 // the others starting after cursor (nil: at the top), current marked.
 func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *models.Cursor) (views.Sidebar, error) {
 	pinned := true
@@ -131,8 +132,8 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 	return side, err
 }
 
-// ArchivedList loads one keyset page of the user's archived general
-// exchanges after cursor (nil: the first page).
+// ArchivedList loads one batch (by keyset) of the user's archived general
+// exchanges after cursor (nil: the first batch).
 func (s *Screens) ArchivedList(ctx context.Context, v Viewer, cursor *models.Cursor) (views.HistoryList, error) {
 	sums, err := s.store.ListExchanges(ctx, v.UserID, models.ExchangeQuery{
 		Scope: models.ScopeGeneral, Archived: true, Before: cursor, Limit: HistoryBatch + 1,
@@ -158,10 +159,10 @@ func (s *Screens) ArchivedList(ctx context.Context, v Viewer, cursor *models.Cur
 	return list, nil
 }
 
-// HistoryList loads one keyset page of the user's general exchanges after
-// cursor (nil: the first page), current marked. partial says the list is
+// HistoryList loads one batch (by keyset) of the user's general exchanges
+// after cursor (nil: the first batch), current marked. partial says the list is
 // shown from there on a screen of its own, so its first group needs its
-// header; otherwise a page after cursor continues the group the cursor's
+// header; otherwise a batch after cursor continues the group the cursor's
 // exchange was in.
 func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, cursor *models.Cursor, partial bool) (views.HistoryList, error) {
 	unpinned := false // the pinned ones have their own group (Sidebar)
@@ -177,7 +178,7 @@ func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, curs
 		list.Next = sums[len(sums)-1].Cursor().String()
 	}
 	now := time.Now()
-	group := views.GroupToday // the first page's list always starts with its header
+	group := views.GroupToday // the first batch always starts with its header
 	switch {
 	case partial:
 		group = ""

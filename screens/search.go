@@ -10,13 +10,13 @@ import (
 	"palaver/views"
 )
 
-// SearchBatch is how many hits one page of the HTML search holds.
+// SearchBatch is how many hits one batch of the HTML search holds.
 const SearchBatch = 20
 
-// Search runs one page of the user's search and maps its hits to links
+// Search runs one batch of the user's search and maps its hits to links
 // that open each conversation on the message. text is what was typed (for
-// the next page's address). Job chats have no screen of their own, so their
-// hits are left out; the next page still starts after the last hit the store
+// the next batch's address). Job chats have no screen of their own, so their
+// hits are left out; the next batch still starts after the last hit the store
 // returned, shown or not.
 func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.SearchQuery) (views.SearchResults, error) {
 	q.Limit = SearchBatch

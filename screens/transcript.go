@@ -11,22 +11,22 @@ import (
 
 // TranscriptPage is how many log entries (with a seq; error rows come
 // along with the entry before them) the transcript shows at once: a long
-// conversation opens on its latest page and loads the rest as the person
+// conversation opens on its latest entries and loads the rest as the person
 // scrolls (issue 16).
 const TranscriptPage = 50
 
 // Window is the part of a log the chat screen opens on. The zero Window is
-// the latest page.
+// the latest entries.
 type Window struct {
 	// At shows the log as it was when its entry at At was written (time
-	// travel): read-only, its latest page up to At. Beyond the log:
+	// travel): read-only, its latest entries up to At. Beyond the log:
 	// models.ErrBadSeq.
 	At *int64
-	// Before opens on the page of entries before this seq (the older
+	// Before opens on the entries before this seq (the older
 	// messages without JavaScript).
 	Before *int64
 	// Around opens on a window around this seq, its entry highlighted (a
-	// search hit's). A seq the log does not hold opens the latest page.
+	// search hit's). A seq the log does not hold opens the latest entries.
 	Around *int64
 }
 
@@ -136,7 +136,7 @@ func seqSpan(msgs []models.Message) (first, last int64) {
 	return first, last
 }
 
-// TranscriptMore loads a page of a general exchange's log for the
+// TranscriptMore loads a window of a general exchange's log for the
 // transcript's sentinels: the entries before seq before, or after seq
 // after (exactly one of the two is set), with the next sentinel when the
 // log goes on. at >= 0 is time travel's point: entries before it are
