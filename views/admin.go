@@ -94,7 +94,7 @@ type AdminOption struct {
 	Selected bool
 }
 
-// AdminExchangesScreen is /admin/exchanges: the filter form and one page of
+// AdminExchangesScreen is /admin/exchanges: the filter form and one batch of
 // every user's exchanges.
 type AdminExchangesScreen struct {
 	AdminChrome
@@ -115,12 +115,12 @@ type AdminFilterForm struct {
 	Errors   bool
 }
 
-// AdminExchangeResults is one page of the admin exchange list.
+// AdminExchangeResults is one batch of the admin exchange list.
 type AdminExchangeResults struct {
 	Rows     []AdminExchangeItem
 	Total    int64
-	NextURL  string // "" on the last page
-	FirstURL string // "" on the first page
+	NextURL  string // "" on the last batch
+	FirstURL string // "" on the first batch
 	Sort     string // the sort's label, for the caption
 	Error    string // why the filters were refused
 }
@@ -242,8 +242,8 @@ type AdminAuditItem struct {
 type AdminUsersScreen struct {
 	AdminChrome
 	Users   []AdminUserItem
-	Paged   bool   // not the first page: a link back to it
-	NextURL string // the next page of accounts; "" on the last
+	Paged   bool   // not the first batch: a link back to it
+	NextURL string // the next batch of accounts; "" on the last
 }
 
 // AdminUserItem is one account and what can be done to it.

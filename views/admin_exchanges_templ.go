@@ -310,7 +310,7 @@ func adminSelect(id, name, label string, options []AdminOption) templ.Component 
 }
 
 // AdminExchangeResultsFragment is the list and its pager: what htmx swaps
-// when the filters change or a page is turned.
+// when the filters change or the list moves on a batch.
 func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -1,20 +1,20 @@
 package views
 
 // MoreLink loads more of a long transcript: Fragment (htmx, when the
-// sentinel comes into view) swaps the next page in place of the sentinel;
-// Page is the same as a full page, for browsers without JavaScript.
+// sentinel comes into view) swaps the next window in place of the sentinel;
+// Page is the same as a full screen, for browsers without JavaScript.
 type MoreLink struct {
 	Fragment string // "": none (a link only)
 	Page     string
 }
 
-// TranscriptMore is a page of a long transcript loaded in place of its
+// TranscriptMore is a window of a long transcript loaded in place of its
 // sentinel: the older entries under the next older sentinel, or the newer
 // ones over the next newer sentinel.
 type TranscriptMore struct {
 	Messages []ChatMessage
-	Older    *MoreLink // set on a page of older entries with more before it
-	Newer    *MoreLink // set on a page of newer entries with more after it
+	Older    *MoreLink // set on a window of older entries with more before it
+	Newer    *MoreLink // set on a window of newer entries with more after it
 }
 
 // TimeTravel is the bar of a conversation shown as it was at seq At:

@@ -13,7 +13,7 @@ type ChatScreen struct {
 }
 
 // Sidebar is the conversations sidebar: the search box, the pinned
-// conversations, then the others by last activity, a page at a time.
+// conversations, then the others by last activity, a batch at a time.
 type Sidebar struct {
 	Pinned  []HistoryItem // every pinned conversation, most recent first
 	History HistoryList   // the others (archived ones are in neither)
@@ -31,7 +31,7 @@ type Conversation struct {
 	// an earlier point…"); "": nothing to say.
 	Notice string
 	// Older and Newer load the entries before and after the ones shown
-	// (a long log opens on its latest page, or a window around a search
+	// (a long log opens on its latest entries, or a window around a search
 	// hit); nil at either end of the log.
 	Older, Newer *MoreLink
 	// LastSeq is the seq of the log's last entry (-1: none), which the
@@ -170,12 +170,12 @@ type Composer struct {
 	AfterSeq int64
 }
 
-// HistoryList is one page of the history sidebar.
+// HistoryList is one batch of the history sidebar.
 type HistoryList struct {
 	Items []HistoryItem
-	// Next is the cursor of the page after this one, "" at the end.
+	// Next is the cursor of the batch after this one, "" at the end.
 	Next string
-	// Partial says the list starts part-way (a ?before= page without
+	// Partial says the list starts part-way (a ?before= screen without
 	// JavaScript), so it links back to the newest conversations.
 	Partial bool
 }
@@ -221,14 +221,14 @@ func (it HistoryItem) FamilyKey() int64 {
 	return it.ID
 }
 
-// SearchResults is one page of a search of the user's conversations, as
+// SearchResults is one batch of a search of the user's conversations, as
 // the sidebar's results region (and the results screen) shows it.
 type SearchResults struct {
 	Query string
 	Hits  []SearchHit
-	// Next is the address of the next page of hits, "" at the end.
+	// Next is the address of the next batch of hits, "" at the end.
 	Next string
-	// More says this page continues a list already shown: its hits are
+	// More says this batch continues a list already shown: its hits are
 	// appended, without the list around them.
 	More bool
 	// Error says why the query was refused (too long): shown instead of hits.

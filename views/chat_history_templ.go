@@ -336,7 +336,7 @@ func SearchBox(q string) templ.Component {
 }
 
 // SearchResultsView is the results region's content: a count, the hits and
-// a way to the next page; with More, only the hits and the way on (they are
+// a way to the next batch; with More, only the hits and the way on (they are
 // appended where the previous way on was).
 func SearchResultsView(r SearchResults) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -586,7 +586,7 @@ func searchHits(r SearchResults) templ.Component {
 const confirmedVals = `{"confirmed": "1"}`
 
 // HistoryItems renders one batch of history items with their group headers,
-// then the trigger that loads the next page when it scrolls into view (a
+// then the trigger that loads the next batch when it scrolls into view (a
 // plain link without JavaScript).
 func HistoryItems(l HistoryList) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

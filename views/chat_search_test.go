@@ -31,7 +31,7 @@ func TestSearchResultsView(t *testing.T) {
 	mustAttr(t, more, "href", r.Next)
 	mustAttr(t, more, "hx-get", r.Next)
 
-	// A next page is the hits alone; a refusal is its message, no hits.
+	// A next batch is the hits alone; a refusal is its message, no hits.
 	r.More = true
 	if raw, _ := renderHTML(t, SearchResultsView(r)); strings.Contains(raw, "search-list") {
 		t.Fatalf("a next page with its list: %s", raw)
