@@ -87,7 +87,7 @@ func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq="
 // (time travel, read-only): /chat/{id}?at={seq}.
 func ChatAt(exchangeID, seq int64) string { return Chat(exchangeID) + "?at=" + id(seq) }
 
-// ChatBefore is a conversation opened on the page of entries before seq,
+// ChatBefore is a conversation opened on the window of entries before seq,
 // the older messages without JavaScript; at >= 0 keeps time travel's point.
 func ChatBefore(exchangeID, seq, at int64) string {
 	u := Chat(exchangeID) + "?before_seq=" + id(seq)
@@ -101,11 +101,11 @@ func ChatBefore(exchangeID, seq, at int64) string {
 // the form's at.
 func ChatContinue(exchangeID int64) string { return Chat(exchangeID) + "/continue" }
 
-// ChatMessages is the transcript's paging route (HTML fragments); the
-// pages themselves are ChatMessagesBefore and ChatMessagesAfter.
+// ChatMessages is the route of the transcript's windows (HTML fragments);
+// the windows themselves are ChatMessagesBefore and ChatMessagesAfter.
 func ChatMessages(exchangeID int64) string { return Chat(exchangeID) + "/messages" }
 
-// ChatMessagesBefore is the page of entries before seq, for the top of the
+// ChatMessagesBefore is the window of entries before seq, for the top of the
 // transcript as the person scrolls up; at >= 0 (time travel's point) makes
 // its entries read-only.
 func ChatMessagesBefore(exchangeID, seq, at int64) string {
@@ -116,7 +116,7 @@ func ChatMessagesBefore(exchangeID, seq, at int64) string {
 	return u
 }
 
-// ChatMessagesAfter is the page of entries after seq, for the bottom of a
+// ChatMessagesAfter is the window of entries after seq, for the bottom of a
 // transcript opened on a window (a search hit).
 func ChatMessagesAfter(exchangeID, seq int64) string {
 	return ChatMessages(exchangeID) + "?after_seq=" + id(seq)
