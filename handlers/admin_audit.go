@@ -10,8 +10,8 @@ import (
 	"palaver/views"
 )
 
-// adminAudit lists who opened whose exchange, newest first, one keyset page
-// at a time (?before=ID), optionally for one exchange (?exchange=ID).
+// adminAudit lists who opened whose exchange, newest first, one batch at a
+// time by keyset (?before=ID), optionally for one exchange (?exchange=ID).
 func (h *Handlers) adminAudit(c *fiber.Ctx) error {
 	q := models.AuditQuery{Limit: adminListSize}
 	for name, dst := range map[string]*int64{"before": &q.BeforeID, "exchange": &q.ExchangeID} {

@@ -18,7 +18,7 @@ import (
 const adminListSize = 50
 
 // adminExchanges shows every user's exchanges, filtered and sorted by the
-// query, one keyset page at a time; htmx gets the results only.
+// query, one batch at a time by keyset; htmx gets the results only.
 func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 	q, f, problem := adminExchangeQuery(c)
 	res, err := h.screens.AdminExchangeResults(c.UserContext(), q, f, problem)

@@ -209,9 +209,9 @@ func TestAdminExchangesRow(t *testing.T) {
 	}
 }
 
-// TestAdminExchangesPages walks the list page by page, by each sort, as a
+// TestAdminExchangesPages walks the list batch by batch, by each sort, as a
 // browser without JavaScript follows "Next page", over more exchanges than a
-// page holds, with ties in every sort key.
+// batch holds, with ties in every sort key.
 func TestAdminExchangesPages(t *testing.T) {
 	a := newTestApp(t)
 	admin := a.register("root")

@@ -257,8 +257,8 @@ func TestAdminUsersList(t *testing.T) {
 	}
 }
 
-// TestAdminUsersPages: the account list comes a page at a time, by name;
-// following Next walks every account once, in order, and the last page has
+// TestAdminUsersPages: the account list comes a batch at a time, by name;
+// following Next walks every account once, in order, and the last batch has
 // no Next.
 func TestAdminUsersPages(t *testing.T) {
 	a := newTestApp(t)

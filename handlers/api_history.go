@@ -9,7 +9,7 @@ import (
 	"palaver/models"
 )
 
-// History page sizes.
+// History batch sizes.
 const (
 	apiHistoryDefault = 50
 	apiHistoryMax     = 200
@@ -61,7 +61,7 @@ func newAPIForkedFrom(ex *models.Exchange) *apiForkedFrom {
 	return &apiForkedFrom{ExchangeID: *ex.ForkedFromID, Seq: *ex.ForkedAtSeq}
 }
 
-// apiHistory lists one keyset page of the user's general exchanges, most
+// apiHistory lists one batch (by keyset) of the user's general exchanges, most
 // recent activity first.
 func (h *Handlers) apiHistory(c *fiber.Ctx) error {
 	q, err := apiHistoryQuery(c, models.ExchangeQuery{Scope: models.ScopeGeneral})
@@ -91,7 +91,7 @@ func apiHistoryQuery(c *fiber.Ctx, q models.ExchangeQuery) (models.ExchangeQuery
 	return q, err
 }
 
-// apiHistoryItems answers with one page of history items.
+// apiHistoryItems answers with one batch of history items.
 func (h *Handlers) apiHistoryItems(c *fiber.Ctx, q models.ExchangeQuery) error {
 	sums, err := h.store.ListExchanges(c.UserContext(), currentUser(c).ID, q)
 	if err != nil {

@@ -9,15 +9,15 @@ import (
 	"palaver/models"
 )
 
-// apiMessagesMax bounds a page of a log (?limit=).
+// apiMessagesMax bounds a window of a log (?limit=).
 const apiMessagesMax = 1000
 
 // apiMessages returns an exchange's log in order, error rows included (the
 // whole log, as Galaxy answers); with ?at=SEQ, the log as it stood when
-// entry SEQ was written; with ?limit=N (and ?before_seq=SEQ), a page for
-// clients that page a long log: the last N entries before SEQ (the end of
-// the log without it) and the error rows among them. The next page back
-// asks before the first entry's seq.
+// entry SEQ was written; with ?limit=N (and ?before_seq=SEQ), a window for
+// clients that read a long log in parts: the last N entries before SEQ (the
+// end of the log without it) and the error rows among them. The next window
+// back asks before the first entry's seq.
 func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {

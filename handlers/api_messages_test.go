@@ -131,7 +131,7 @@ func TestAPIMessagesErrors(t *testing.T) {
 	}
 }
 
-// TestAPIMessagesPaging: ?limit and ?before_seq page a long log from its
+// TestAPIMessagesPaging: ?limit and ?before_seq read a long log back from its
 // end, error rows with the entries around them, each entry once; the whole
 // log stays the default.
 func TestAPIMessagesPaging(t *testing.T) {

@@ -179,7 +179,7 @@ func (h *Handlers) apiProposalAccept(c *fiber.Ctx) error {
 	return c.JSON(newAPIPage(p))
 }
 
-// apiPageHistory lists one keyset page of a page's chats, as
+// apiPageHistory lists one batch (by keyset) of a page's chats, as
 // /api/chat/history lists the general ones.
 func (h *Handlers) apiPageHistory(c *fiber.Ctx) error {
 	id, err := pathID(c, "page_id")

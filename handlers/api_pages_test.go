@@ -301,7 +301,7 @@ func TestAPIPageChatRules(t *testing.T) {
 }
 
 // GET /api/chat/page/{id}/history: that page's chats only, in the history
-// item shape, paged by cursor.
+// item shape, in batches by cursor.
 func TestAPIPageHistory(t *testing.T) {
 	a := newTestApp(t)
 	ada := a.apiClient("ada")

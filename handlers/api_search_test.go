@@ -62,7 +62,7 @@ func TestAPISearchFindsTheMessage(t *testing.T) {
 	if roles["user"] != 1 || roles["assistant"] != 1 || roles["title"] != 1 {
 		t.Errorf("roles %v", roles)
 	}
-	// A page of one, then the next from its cursor: no hit twice.
+	// A batch of one, then the next from its cursor: no hit twice.
 	page1 := ann.apiSearch("pelican", "limit=1")
 	page2 := ann.apiSearch("pelican", "limit=2", "before="+url.QueryEscape(page1[0].Cursor))
 	if len(page1) != 1 || len(page2) != 2 {

@@ -34,7 +34,7 @@ func browserTop(tab *browserTab, id string) float64 {
 }
 
 // browserLongTranscript: a conversation of 130 entries and 4 error rows
-// opens on its latest 50; scrolling up loads the older ones a page at a
+// opens on its latest 50; scrolling up loads the older ones a window at a
 // time, the message read before each load staying where it was on screen,
 // until every entry and error row is there once, in order; a message sent
 // then still lands at the bottom. Opened on a search hit (?seq=40), it

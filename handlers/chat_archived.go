@@ -6,7 +6,7 @@ import (
 	"palaver/views"
 )
 
-// chatArchived lists the user's archived conversations, a page at a time
+// chatArchived lists the user's archived conversations, a batch at a time
 // from ?before=, beside the sidebar.
 func (h *Handlers) chatArchived(c *fiber.Ctx) error {
 	cursor, err := chatCursor(c.Query("before"))

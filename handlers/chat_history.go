@@ -6,9 +6,9 @@ import (
 	"palaver/views"
 )
 
-// chatHistory answers the sidebar's infinite scroll: the page of history
+// chatHistory answers the sidebar's infinite scroll: the batch of history
 // after ?before= as list items for htmx. Without JavaScript it is the chat
-// page with its sidebar starting there.
+// screen with its sidebar starting there.
 func (h *Handlers) chatHistory(c *fiber.Ctx) error {
 	return fragmentOrFull(c, func() error {
 		cursor, err := chatCursor(c.Query("before"))

@@ -55,7 +55,7 @@ func chatGroups(doc *chatNode) []string {
 	return out
 }
 
-// chatMore is the next page's address the sidebar offers: the htmx trigger
+// chatMore is the next batch's address the sidebar offers: the htmx trigger
 // and the plain link ("" at the end).
 func chatMore(t *testing.T, doc *chatNode) (hxGet, href string) {
 	t.Helper()

@@ -147,7 +147,7 @@ func TestChatLongOpensOnLatestPage(t *testing.T) {
 		t.Fatalf("the pages put together:\n%v\nthe log:\n%v", got, all)
 	}
 
-	// Without JavaScript: the page before seq 80 as a full screen, with
+	// Without JavaScript: the window before seq 80 as a full screen, with
 	// links both ways.
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?before_seq=80", id))
 	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) {

@@ -101,7 +101,7 @@ func (h *Handlers) viewer(c *fiber.Ctx) screens.Viewer {
 	return screens.Viewer{UserID: currentUser(c).ID, CSRF: h.csrfToken(c), Chrome: h.base(c, "", "")}
 }
 
-// chatCursor reads a ?before= cursor; "" is the first page.
+// chatCursor reads a ?before= cursor; "" is the first batch.
 func chatCursor(before string) (*models.Cursor, error) {
 	if before == "" {
 		return nil, nil

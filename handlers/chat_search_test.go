@@ -163,7 +163,7 @@ func TestChatSearchWithoutJavaScriptAndBadQueries(t *testing.T) {
 	}
 }
 
-// More results come a page at a time from the cursor, appended, none twice;
+// More results come a batch at a time from the cursor, appended, none twice;
 // page chats' hits open the page's editor on the message; job chats (no
 // screen of their own) are left out.
 func TestChatSearchPagesAndScopes(t *testing.T) {

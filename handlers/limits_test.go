@@ -173,7 +173,7 @@ func TestOverLongQuery(t *testing.T) {
 	}
 
 	// The longest real query: every admin filter, a 200-character title in
-	// 4-byte characters, and a page cursor taken from the list itself.
+	// 4-byte characters, and a batch cursor taken from the list itself.
 	for range 3 {
 		a.adminExchange(alice.user.ID, adminEx{queries: []string{"question"}})
 	}

@@ -122,7 +122,7 @@ func (c *loadClient) run(deadline time.Time) {
 			if status == http.StatusOK && json.Unmarshal(body, &items) == nil {
 				before = ""
 				if len(items) == 5 {
-					before = items[4].Cursor // the next page, next time
+					before = items[4].Cursor // the next batch, next time
 				}
 			} else if status != 0 {
 				c.unexpected("GET history", status, body)

@@ -83,7 +83,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/message/:id/regenerate", h.chatRegenerate)
 	chat.Get("/:id", h.chatOpen)
 	chat.Get("/:id/subruns/:sub", h.chatSubRun)
-	chat.Get("/:id/messages", h.chatMessages) // a page of a long transcript (htmx)
+	chat.Get("/:id/messages", h.chatMessages) // a window of a long transcript (htmx)
 	chat.Get("/:id/branches", h.chatBranches)
 	chat.Get("/:id/compare", h.chatCompareChoose)
 	chat.Get("/:id/compare/:other", h.chatCompare)
