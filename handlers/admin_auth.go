@@ -32,7 +32,8 @@ type AdminStore interface {
 	AdminVacuum(ctx context.Context) (models.VacuumResult, error)
 }
 
-// sessAdminFlash holds the message an admin action leaves for the next page.
+// sessAdminFlash holds the message an admin action leaves for the next
+// screen.
 const sessAdminFlash = "admin_flash"
 
 // requireAdmin guards every /admin route: visitors who are not signed in go

@@ -80,7 +80,7 @@ func (s *Store) ExportPages(ctx context.Context, userID int64, fn func(*Exported
 // them, are left out. It stops at fn's first error.
 //
 // The exchanges are those the user has when it starts (their ids, 8 bytes
-// each, are read first), then read a batch at a time by id. Paging with
+// each, are read first), then read a batch at a time by id. Batching with
 // "id > last ORDER BY id LIMIT n" instead would sort all of the user's
 // exchanges again for every batch: no index orders a user's exchanges by
 // id.

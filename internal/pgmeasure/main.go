@@ -2,7 +2,7 @@
 // it grows: it seeds a database in steps (users with conversations of
 // generated text, written with SQL in bulk) and, at each step, times the
 // store's own calls that a request makes (a turn's two writes, the history's
-// first page, a conversation's log, a search) with one client and with
+// first batch, a conversation's log, a search) with one client and with
 // several, and reads the tables' sizes. docs/PERFORMANCE.md ("When one
 // PostgreSQL is no longer enough") quotes its output.
 //
@@ -126,7 +126,7 @@ func run(ctx context.Context, dsn, steps string, perUser, perEx, runs, clients i
 }
 
 // heavyUser seeds one user with n conversations and times what grows with
-// a user's own size: the history's first page and searches.
+// a user's own size: the history's first batch and searches.
 func (m *measure) heavyUser(ctx context.Context, n int) error {
 	normal := m.perUser
 	m.perUser = n

@@ -133,7 +133,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 }
 
 // bareHistory runs the statement models.ListExchanges runs for the first
-// page (models.HistorySQL: a keyset page of exchanges joined to the three
+// batch (models.HistorySQL: a keyset batch of exchanges joined to the three
 // messages each shows) through database/sql, reading every column.
 func (e *env) bareHistory(ctx context.Context, userID int64) error {
 	query, args := models.HistorySQL(userID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 50})

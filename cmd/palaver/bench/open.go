@@ -17,8 +17,8 @@ const openSamples = 21
 // openFigures: opening a long conversation in the browser (issue 16).
 // /chat/{id} of an exchange of size.AppendBig messages, as the signed-in
 // bench user asks for it over the loopback listener: the p50 of the time
-// until the whole page is read, and its size. The page holds the latest
-// page of the transcript; the rest loads as the person scrolls.
+// until the whole page is read, and its size. The screen holds the latest
+// window of the transcript; the rest loads as the person scrolls.
 func openFigures(ctx context.Context, e *env, r report) error {
 	first, err := e.svc.Send(ctx, agents.SendRequest{UserID: e.userID, AgentType: agents.AgentAuto, Query: "start the big conversation"})
 	if err != nil {

@@ -91,7 +91,7 @@ func (e *env) searchQueries(ctx context.Context) ([]string, error) {
 }
 
 // search times n searches for q through the API and n of the bare SQL,
-// alternately, and returns the times and the first page's hits.
+// alternately, and returns the times and the first batch's hits.
 func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Duration, hits int, err error) {
 	u := "http://" + e.addr + "/api/chat/search?q=" + url.QueryEscape(q)
 	for range n {
@@ -130,7 +130,7 @@ func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Dur
 }
 
 // bareSearch runs the statements models.Store.Search runs on SQLite for
-// the API's first page (models.SQLiteSearchSQL, then the snippets of its
+// the API's first batch (models.SQLiteSearchSQL, then the snippets of its
 // message and title hits) through database/sql, and counts the hits.
 func (e *env) bareSearch(ctx context.Context, q string) (int, error) {
 	query := models.SearchQuery{Terms: models.ParseSearch(q), Limit: 20}
