@@ -919,7 +919,7 @@
 // (without JavaScript its Go button does).
 (function () {
   const SENTINELS = ["transcript-older", "transcript-newer"];
-  let anchor = null; // {el, top}: a message in view before a page went in
+  let anchor = null; // {el, top}: a message in view before a window went in
 
   function inView() {
     const box = document.getElementById("transcript-scroll");
