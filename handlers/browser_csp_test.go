@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// browserEveryScreen: an administrator opens every page of the app under the
+// browserEveryScreen: an administrator opens every screen of the app under the
 // Content-Security-Policy, with a conversation and a page whose Markdown
 // holds remote images; the scenario fails on anything the policy refuses
 // (newBrowserScene's check), and no image from another origin is in the

@@ -140,7 +140,7 @@ func TestChatEditMakesABranch(t *testing.T) {
 		t.Fatalf("the composer's after_seq is %q, want 3", v)
 	}
 
-	// The form, on a page of its own, holds the old text.
+	// The form, on a screen of its own, holds the old text.
 	form := c.chatScreen(t, paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)))
 	in := chatByTestID(form, "edit-input")
 	if len(in) != 1 || strings.TrimSpace(chatRawText(in[0])) != "second question" {

@@ -35,7 +35,7 @@ func (h *Handlers) chatSearch(c *fiber.Ctx) error {
 		}
 	}
 	return fragmentOrFull(c, func() error { return render(c, status, views.SearchResultsView(res)) }, func() error {
-		res.More = false // a page of its own: the list with its frame
+		res.More = false // a screen of its own: the list with its frame
 		side, err := h.chatSidebar(c)
 		if err != nil {
 			return err

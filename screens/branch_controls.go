@@ -209,7 +209,7 @@ func EditForm(v Viewer, m *models.Message, text string) views.EditForm {
 		MaxLength: agents.MaxQueryLength, CSRF: v.CSRF}
 }
 
-// EditScreen is the edit form on a page of its own (no JavaScript).
+// EditScreen is the edit form on a screen of its own (no JavaScript).
 func EditScreen(v Viewer, f views.EditForm) views.EditScreen {
 	return views.EditScreen{Base: v.base("Edit your message", "chat"), Form: f}
 }

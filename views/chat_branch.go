@@ -12,7 +12,7 @@ type EditForm struct {
 	CSRF      string
 }
 
-// EditScreen is the edit form on a page of its own, for browsers without
+// EditScreen is the edit form on a screen of its own, for browsers without
 // JavaScript.
 type EditScreen struct {
 	Base

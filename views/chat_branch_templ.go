@@ -155,7 +155,7 @@ func EditMessageForm(f EditForm) templ.Component {
 	})
 }
 
-// EditScreenView is the edit form on a page of its own (no JavaScript).
+// EditScreenView is the edit form on a screen of its own (no JavaScript).
 func EditScreenView(p EditScreen) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
