@@ -347,11 +347,14 @@ func TestImportRouteBodyLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := transfertest.New(5).Page()
-	page.Content = strings.Repeat("long page ", 320<<10)
-	page.Revisions = page.Revisions[:0]
-	if err := w.WritePage(page); err != nil {
-		t.Fatal(err)
+	gen := transfertest.New(5)
+	for range 4 { // 3.2 MiB, in pages of 800 KiB (a page may have 1 MiB)
+		page := gen.Page()
+		page.Content = strings.Repeat("long page ", 80<<10)
+		page.Revisions = page.Revisions[:0]
+		if err := w.WritePage(page); err != nil {
+			t.Fatal(err)
+		}
 	}
 	post := func(target string, chunked bool) []byte {
 		var b bytes.Buffer
@@ -381,11 +384,11 @@ func TestImportRouteBodyLimits(t *testing.T) {
 		limitJSONErr(t, "3 MiB to /api/chat", status, ctype, body, http.StatusRequestEntityTooLarge)
 	}
 	status, _, body, err := limitRaw(addr, post("/api/import", false))
-	if err != nil || status != http.StatusOK || !strings.Contains(body, `"pages":1`) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, `"pages":4`) {
 		t.Fatalf("3 MiB to /api/import: %d %v %s", status, err, body)
 	}
 	status, _, body, err = limitRaw(addr, post("/api/import", true))
-	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":1}`) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":4}`) {
 		t.Fatalf("3 MiB chunked to /api/import: %d %v %s", status, err, body)
 	}
 
@@ -412,7 +415,7 @@ func TestImportRouteBodyLimits(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	limitJSONErr(t, "300 MiB to /api/import", res.StatusCode, res.Header.Get("Content-Type"), string(b), http.StatusRequestEntityTooLarge)
-	if a.apiCount("pages") != 1 {
+	if a.apiCount("pages") != 4 {
 		t.Fatalf("%d pages", a.apiCount("pages"))
 	}
 }
