@@ -171,18 +171,26 @@ func (it *ImportItem) size() int {
 }
 
 // importUndo deletes what an import that failed had stored, in batches as
-// it was stored: the exchanges (their messages, search entries and fork
-// families with them, by cascade and trigger), then the pages (their
+// it was stored: the exchanges (their messages and search entries with
+// them, by cascade and trigger; on SQLite then their fork families, which
+// a deletion otherwise leaves: fork_families), then the pages (their
 // revisions).
 func (s *Store) importUndo(ctx context.Context, im *importer) error {
 	for _, rows := range []struct {
 		ids   []int64
 		model any
 	}{{im.exchangeIDs, &Exchange{}}, {im.pageIDs, &Page{}}} {
+		_, exchanges := rows.model.(*Exchange)
 		for start := 0; start < len(rows.ids); start += deletionChunk {
 			chunk := rows.ids[start:min(start+deletionChunk, len(rows.ids))]
 			err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-				return tx.Where("user_id = ? AND id IN ?", im.userID, chunk).Delete(rows.model).Error
+				if err := tx.Where("user_id = ? AND id IN ?", im.userID, chunk).Delete(rows.model).Error; err != nil {
+					return err
+				}
+				if !exchanges || s.dialect != "sqlite" {
+					return nil
+				}
+				return tx.Exec("DELETE FROM fork_families WHERE exchange_id IN ? OR family_id IN ?", chunk, chunk).Error
 			})
 			if err != nil {
 				return fmt.Errorf("undo: %w", err)
@@ -340,7 +348,17 @@ func (im *importer) exchange(e *ExportedExchange) error {
 		}
 	}
 	if e.ParentUID != nil && *e.ParentUID != "" && e.ForkedAtSeq != nil {
-		im.forks = append(im.forks, pendingFork{ex.ID, *e.ParentUID, *e.ForkedAtSeq})
+		// Linked now when its parent is in (earlier in the file, as
+		// exports and ChatGPT's branches have it, or in the account);
+		// otherwise once every row is.
+		f := pendingFork{ex.ID, *e.ParentUID, *e.ForkedAtSeq}
+		linked, err := im.fork(f)
+		if err != nil {
+			return err
+		}
+		if !linked {
+			im.forks = append(im.forks, f)
+		}
 	}
 	im.n.Exchanges++
 	im.n.Messages += len(msgs)
@@ -362,7 +380,7 @@ func (s *Store) importResolve(ctx context.Context, im *importer) error {
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			im.tx = tx
 			for _, f := range chunk {
-				if err := im.fork(f); err != nil {
+				if _, err := im.fork(f); err != nil {
 					return err
 				}
 			}
@@ -390,22 +408,23 @@ func (s *Store) importResolve(ctx context.Context, im *importer) error {
 	return nil
 }
 
-func (im *importer) fork(f pendingFork) error {
+// fork links a fork to its parent, if the account has it (false: not yet).
+func (im *importer) fork(f pendingFork) (bool, error) {
 	var parent Exchange
 	err := im.tx.Select("id").Where("user_id = ? AND "+uidIs, im.userID, f.parentUID).Take(&parent).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := im.tx.Model(&Exchange{}).Where("id = ?", f.exchangeID).UpdateColumn("forked_from_id", parent.ID).Error; err != nil {
-		return err
+		return false, err
 	}
 	if err := joinFamily(im.tx, im.dialect, f.exchangeID, parent.ID); err != nil {
-		return err
+		return false, err
 	}
-	return im.markCopies(f.exchangeID, parent.ID, f.seq)
+	return true, im.markCopies(f.exchangeID, parent.ID, f.seq)
 }
 
 func (im *importer) proposal(p pendingProposal) error {
