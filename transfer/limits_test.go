@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"palaver/transfer"
+	"palaver/transfer/transfertest"
 )
 
 // letters is an endless stream of 'a'.
@@ -94,46 +94,11 @@ func TestTitleBombRefusedInBoundedMemory(t *testing.T) {
 	}
 }
 
-// comb is a ChatGPT conversation whose current path is n turns under a
-// long first question, each answer with a second, regenerated answer:
-// every one of those branches copies the path before it, the long
-// question included.
-func comb(n int) []byte {
-	var b strings.Builder
-	node := func(id, parent, role, text string, children ...string) {
-		parentJSON := "null"
-		if parent != "" {
-			parentJSON = fmt.Sprintf("%q", parent)
-		}
-		kids, _ := json.Marshal(children)
-		fmt.Fprintf(&b, `%q:{"parent":%s,"children":%s,"message":{"author":{"role":%q},"create_time":1700000000,"content":{"content_type":"text","parts":[%q]}}},`,
-			id, parentJSON, kids, role, text)
-	}
-	b.WriteString(`[{"id":"comb","title":"comb","create_time":1700000000,"current_node":"a` + fmt.Sprint(n-1) + `","mapping":{`)
-	for i := range n {
-		q, a, alt, next := fmt.Sprintf("q%d", i), fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i), fmt.Sprintf("q%d", i+1)
-		text := "again?"
-		parent := fmt.Sprintf("a%d", i-1)
-		if i == 0 {
-			text, parent = strings.Repeat("a long question ", 6000), "" // 96,000 characters
-		}
-		node(q, parent, "user", text, alt, a)
-		kids := []string{next}
-		if i == n-1 {
-			kids = nil
-		}
-		node(a, q, "assistant", "yes", kids...)
-		node(alt, q, "assistant", "no")
-	}
-	s := strings.TrimSuffix(b.String(), ",")
-	return []byte(s + `}}]`)
-}
-
 // A comb tree: 100 branches of a 100 KB file copy its long first question
 // 100 times. Counted against the stored-bytes cap (10 times the file), it
 // is refused, naming the cap.
 func TestCombTreeRefused(t *testing.T) {
-	file := comb(100)
+	file := transfertest.Comb(100)
 	grew := peakHeap(func() {
 		_, _, err := openAll(t, transfer.Options{InputSize: int64(len(file))}, file)
 		var limit *transfer.LimitError
@@ -147,7 +112,7 @@ func TestCombTreeRefused(t *testing.T) {
 		t.Errorf("the heap grew by %d MiB", grew>>20)
 	}
 	// A small comb stays under the cap and is read whole.
-	small := comb(3)
+	small := transfertest.Comb(3)
 	items, _, err := openAll(t, transfer.Options{InputSize: int64(len(small))}, small)
 	if err != nil || len(items) != 4 {
 		t.Fatalf("a comb of 3 turns: %d items, %v", len(items), err)
