@@ -140,9 +140,8 @@ func Open(r io.Reader) (Source, Format, error) { return Options{}.Open(r) }
 
 // Open detects r's format and returns a Source of its items. Any call may
 // fail, the last Next included (ErrTooLarge past MaxInputBytes, a truncated
-// last line, trailing garbage after ChatGPT's array): a caller that stores
-// items as it reads them does so in one transaction, committed only after
-// Next has returned io.EOF.
+// last line, trailing garbage after ChatGPT's array): a caller reads the
+// file to io.EOF before it stores anything, or undoes what it stored.
 func (o Options) Open(r io.Reader) (Source, Format, error) {
 	o = o.withDefaults()
 	lr := &limitReader{r: r, n: o.MaxInputBytes}
