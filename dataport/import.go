@@ -49,13 +49,19 @@ func fileError(format string, args ...any) error {
 // user's account. It reads the file twice: first whole, checking every
 // item, the limits (transfer.Options) and the forks between them (no
 // cycle), before anything is stored; then again, for the store, which
-// writes it in short transactions and undoes them if one fails. r that is
-// not an *os.File is first copied to a temporary file (a request's body is
-// spooled by its handler, which bounds its size and time). A file that
-// cannot be read, or that the store cannot take, stores nothing: the error
-// is a *RefusedError; transfer.ErrTooLarge: over the size limit.
+// writes it in short transactions and undoes them if one fails. An r that
+// is not a seekable *os.File is first copied to a temporary file (a
+// request's body is spooled by its handler, which bounds its size and
+// time). A file that cannot be read, or that the store cannot take, stores
+// nothing: the error is a *RefusedError; transfer.ErrTooLarge: over the
+// size limit.
 func Import(ctx context.Context, store Importer, userID int64, r io.Reader, opts transfer.Options) (models.ImportCounts, error) {
 	f, ok := r.(*os.File)
+	if ok {
+		if _, err := f.Seek(0, io.SeekCurrent); err != nil {
+			ok = false // a pipe: read twice from a copy
+		}
+	}
 	if !ok {
 		spooled, err := spool(r, opts)
 		if err != nil {
