@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
+	"palaver/agents"
 	"palaver/models"
 	"palaver/transfer"
 )
@@ -16,36 +19,240 @@ type Importer interface {
 	Import(ctx context.Context, userID int64, next func() (*models.ImportItem, error)) (models.ImportCounts, error)
 }
 
+// RefusedError is a file an import refuses, for its content: Reason says
+// why, for a person, naming the line or conversation (an HTTP layer
+// answers 400 with it). Nothing of the file is stored.
+type RefusedError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RefusedError) Error() string { return "import refused: " + e.Reason }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// FileError is a problem of the file that dataport finds (its forks, a
+// message's JSON), in words; it matches transfer.ErrInvalid.
+type FileError struct{ Reason string }
+
+func (e *FileError) Error() string { return e.Reason }
+
+// Is makes every FileError match transfer.ErrInvalid.
+func (e *FileError) Is(target error) bool { return target == transfer.ErrInvalid }
+
+func fileError(format string, args ...any) error {
+	return &FileError{Reason: fmt.Sprintf(format, args...)}
+}
+
 // Import reads a file (a Palaver export, ChatGPT's conversations.json or
 // its export .zip: transfer.Open tells them apart by content) into the
-// user's account, in one transaction: a file that cannot be read, or that
-// the store cannot take, stores nothing, and the error names the line or
-// conversation (errors.Is(err, transfer.ErrInvalid) or models.ErrImport:
-// the file's fault; transfer.ErrTooLarge: over the limit).
+// user's account. It reads the file twice: first whole, checking every
+// item, the limits (transfer.Options) and the forks between them (no
+// cycle), before anything is stored; then again, for the store, which
+// writes it in short transactions and undoes them if one fails. An r that
+// is not a seekable *os.File is first copied to a temporary file (a
+// request's body is spooled by its handler, which bounds its size and
+// time). A file that cannot be read, or that the store cannot take, stores
+// nothing: the error is a *RefusedError; transfer.ErrTooLarge: over the
+// size limit.
 func Import(ctx context.Context, store Importer, userID int64, r io.Reader, opts transfer.Options) (models.ImportCounts, error) {
-	src, _, err := opts.Open(r)
+	f, ok := r.(*os.File)
+	if ok {
+		if _, err := f.Seek(0, io.SeekCurrent); err != nil {
+			ok = false // a pipe: read twice from a copy
+		}
+	}
+	if !ok {
+		spooled, err := spool(r, opts)
+		if err != nil {
+			return models.ImportCounts{}, err
+		}
+		defer removeFile(spooled)
+		f = spooled
+	}
+	if opts.InputSize <= 0 {
+		if st, err := f.Stat(); err == nil {
+			opts.InputSize = st.Size()
+		}
+	}
+	if opts.AgentTypes == nil {
+		opts.AgentTypes = AgentTypes()
+	}
+	start, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return models.ImportCounts{}, err
+		return models.ImportCounts{}, fmt.Errorf("import: %w", err)
+	}
+	if err := check(f, opts); err != nil {
+		return models.ImportCounts{}, refused(err)
+	}
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return models.ImportCounts{}, fmt.Errorf("import: %w", err)
+	}
+	src, _, err := opts.Open(f)
+	if err != nil {
+		return models.ImportCounts{}, refused(err)
 	}
 	defer src.Close()
-	return store.Import(ctx, userID, func() (*models.ImportItem, error) {
+	n, err := store.Import(ctx, userID, func() (*models.ImportItem, error) {
 		it, err := src.Next()
 		if err != nil {
 			return nil, err // io.EOF ends the import
 		}
-		item := &models.ImportItem{Where: it.Where}
-		switch {
-		case it.Page != nil:
-			item.Page = importPage(it.Page)
-		case it.Exchange != nil:
-			if item.Exchange, err = importExchange(it.Exchange); err != nil {
-				return nil, fmt.Errorf("%s: %w", it.Where, err)
-			}
-		default:
-			return nil, errors.New(it.Where + ": neither a page nor an exchange")
-		}
-		return item, nil
+		return importItem(it)
 	})
+	return n, refused(err)
+}
+
+// AgentTypes are the agent types an imported exchange or message may name:
+// those a request may, and the sub-runs' (a search's entries).
+func AgentTypes() []string { return append(agents.AgentTypes(), agents.AgentSearch) }
+
+// check reads the whole file as an import would, storing nothing: every
+// item (its fields, the limits), and the forks between its exchanges,
+// which must not form a cycle or nest deeper than the store walks
+// (models.MaxForkDepth).
+func check(r io.Reader, opts transfer.Options) error {
+	src, _, err := opts.Open(r)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	forks := forkGraph{}
+	for {
+		it, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := importItem(it); err != nil {
+			return err
+		}
+		if e := it.Exchange; e != nil && e.ForkedFrom != nil {
+			forks[e.UID] = forkEdge{parent: e.ForkedFrom.ExchangeUID, where: it.Where}
+		}
+	}
+	return forks.check()
+}
+
+// forkEdge is a fork of the file: the uid of its parent, and its place.
+type forkEdge struct {
+	parent transfer.UID
+	where  string
+}
+
+type forkGraph map[transfer.UID]forkEdge
+
+// check walks up from every fork, refusing a cycle (the store's family
+// walks would otherwise go round it) and a chain deeper than the store's.
+func (g forkGraph) check() error {
+	depth := map[transfer.UID]int{} // known: steps up to a parent outside the file's forks
+	for start := range g {
+		var path []transfer.UID
+		on := map[transfer.UID]int{} // uid → its index in path
+		u := start
+		for {
+			if _, known := depth[u]; known {
+				break
+			}
+			e, fork := g[u]
+			if !fork {
+				depth[u] = 0
+				break
+			}
+			if i, seen := on[u]; seen {
+				return fileError("forked_from makes a cycle: %s are forked from each other", strings.Join(cycleNames(g, path[i:]), ", "))
+			}
+			on[u] = len(path)
+			path = append(path, u)
+			u = e.parent
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			d := depth[g[path[i]].parent] + 1
+			if d > models.MaxForkDepth {
+				return fileError("%s: forks nest more than %d deep", g[path[i]].where, models.MaxForkDepth)
+			}
+			depth[path[i]] = d
+		}
+	}
+	return nil
+}
+
+// cycleNames names the exchanges of a cycle by place and uid.
+func cycleNames(g forkGraph, cycle []transfer.UID) []string {
+	names := make([]string, 0, min(len(cycle), 4))
+	for i, u := range cycle {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(cycle)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (exchange %s)", g[u].where, u))
+	}
+	return names
+}
+
+// refused makes an error about the file's content a *RefusedError with
+// the reason in words; other errors (reading the disk, the database) pass.
+func refused(err error) error {
+	var imp *models.ImportError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &imp):
+		return &RefusedError{Reason: imp.Error(), Err: err}
+	case errors.Is(err, transfer.ErrInvalid):
+		return &RefusedError{Reason: err.Error(), Err: err}
+	}
+	return err
+}
+
+func importItem(it transfer.Item) (*models.ImportItem, error) {
+	item := &models.ImportItem{Where: it.Where}
+	var err error
+	switch {
+	case it.Page != nil:
+		item.Page = importPage(it.Page)
+	case it.Exchange != nil:
+		if item.Exchange, err = importExchange(it.Exchange); err != nil {
+			return nil, fileError("%s: %v", it.Where, err)
+		}
+	default:
+		return nil, fileError("%s: neither a page nor an exchange", it.Where)
+	}
+	return item, nil
+}
+
+// spool copies r to a temporary file, at most opts.MaxInputBytes of it.
+func spool(r io.Reader, opts transfer.Options) (*os.File, error) {
+	limit := opts.MaxInputBytes
+	if limit <= 0 {
+		limit = transfer.DefaultMaxInputBytes
+	}
+	f, err := os.CreateTemp(opts.TempDir, "palaver-import-*")
+	if err != nil {
+		return nil, fmt.Errorf("import: spool: %w", err)
+	}
+	n, err := io.Copy(f, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = transfer.ErrTooLarge
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		removeFile(f)
+		if errors.Is(err, transfer.ErrTooLarge) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("import: spool: %w", err)
+	}
+	return f, nil
+}
+
+func removeFile(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
 }
 
 func importPage(p *transfer.Page) *models.ExportedPage {
@@ -84,13 +291,13 @@ func importExchange(e *transfer.Exchange) (*models.ExportedExchange, error) {
 		if len(m.AgentResponse) > 0 {
 			msg.AgentResponse = new(models.AgentResponse)
 			if err := json.Unmarshal(m.AgentResponse, msg.AgentResponse); err != nil {
-				return nil, fmt.Errorf("%w: message %s: agent_response: %v", transfer.ErrInvalid, m.UID, err)
+				return nil, fmt.Errorf("message %s: agent_response: %v", m.UID, err)
 			}
 		}
 		if len(m.Tool) > 0 {
 			msg.Tool = new(models.ToolFields)
 			if err := json.Unmarshal(m.Tool, msg.Tool); err != nil {
-				return nil, fmt.Errorf("%w: message %s: tool: %v", transfer.ErrInvalid, m.UID, err)
+				return nil, fmt.Errorf("message %s: tool: %v", m.UID, err)
 			}
 		}
 		out.Messages = append(out.Messages, msg)

@@ -278,12 +278,38 @@ func TestAPIImportRefused(t *testing.T) {
 		}
 		return fmt.Sprintf(`%q:{"id":%q,"parent":%s,"children":[%s],"message":%s}`, id, id, p, children, msg)
 	}
+	// One line of exchanges made from the generator's, changed by edit.
+	exchangesFile := func(edit func(es []*transfer.Exchange)) []byte {
+		g := transfertest.New(4)
+		es := []*transfer.Exchange{g.Exchange(nil, nil), g.Exchange(nil, nil)}
+		for _, e := range es {
+			e.Scope, e.PageUID, e.JobID, e.ForkedFrom = transfer.ScopeGeneral, nil, nil, nil
+		}
+		edit(es)
+		var b bytes.Buffer
+		w, _ := transfer.NewWriter(&b, time.Unix(1700000000, 0).UTC())
+		for _, e := range es {
+			if err := w.WriteExchange(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.Bytes()
+	}
 	cases := []struct {
 		name   string
 		file   []byte
 		status int
 		want   string
 	}{
+		{"ChatGPT comb", transfertest.Comb(100), 400, "what the file stores (copies of branches included) is longer than the"},
+		{"long title", exchangesFile(func(es []*transfer.Exchange) { es[1].Title = strings.Repeat("é", 201) }), 400,
+			"line 3: the title has 201 characters, more than the 200 allowed"},
+		{"unknown agent type", exchangesFile(func(es []*transfer.Exchange) { es[0].AgentType = "root_shell" }), 400,
+			`line 2: agent_type "root_shell" is not an agent type`},
+		{"fork cycle", exchangesFile(func(es []*transfer.Exchange) {
+			es[0].ForkedFrom = &transfer.ForkRef{ExchangeUID: es[1].UID}
+			es[1].ForkedFrom = &transfer.ForkRef{ExchangeUID: es[0].UID}
+		}), 400, "forked_from makes a cycle"},
 		{"truncated", good.Bytes()[:good.Len()-7], 400, "line 9"},
 		{"a line not an object", []byte(header + "[1, 2]\n"), 400, "line 2"},
 		{"unknown version", []byte(`{"format":"palaver-export","version":99}` + "\n"), 400, "version 99"},
@@ -347,11 +373,14 @@ func TestImportRouteBodyLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := transfertest.New(5).Page()
-	page.Content = strings.Repeat("long page ", 320<<10)
-	page.Revisions = page.Revisions[:0]
-	if err := w.WritePage(page); err != nil {
-		t.Fatal(err)
+	gen := transfertest.New(5)
+	for range 4 { // 3.2 MiB, in pages of 800 KiB (a page may have 1 MiB)
+		page := gen.Page()
+		page.Content = strings.Repeat("long page ", 80<<10)
+		page.Revisions = page.Revisions[:0]
+		if err := w.WritePage(page); err != nil {
+			t.Fatal(err)
+		}
 	}
 	post := func(target string, chunked bool) []byte {
 		var b bytes.Buffer
@@ -381,11 +410,11 @@ func TestImportRouteBodyLimits(t *testing.T) {
 		limitJSONErr(t, "3 MiB to /api/chat", status, ctype, body, http.StatusRequestEntityTooLarge)
 	}
 	status, _, body, err := limitRaw(addr, post("/api/import", false))
-	if err != nil || status != http.StatusOK || !strings.Contains(body, `"pages":1`) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, `"pages":4`) {
 		t.Fatalf("3 MiB to /api/import: %d %v %s", status, err, body)
 	}
 	status, _, body, err = limitRaw(addr, post("/api/import", true))
-	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":1}`) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":4}`) {
 		t.Fatalf("3 MiB chunked to /api/import: %d %v %s", status, err, body)
 	}
 
@@ -412,7 +441,7 @@ func TestImportRouteBodyLimits(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	limitJSONErr(t, "300 MiB to /api/import", res.StatusCode, res.Header.Get("Content-Type"), string(b), http.StatusRequestEntityTooLarge)
-	if a.apiCount("pages") != 1 {
+	if a.apiCount("pages") != 4 {
 		t.Fatalf("%d pages", a.apiCount("pages"))
 	}
 }

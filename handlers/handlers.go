@@ -80,6 +80,12 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
 	MaxImportBytes int64
+	// MaxImportStored bounds the bytes one import may store, copies of
+	// branches included (besides 10 times the file's size); 0 means 1 GiB.
+	MaxImportStored int64
+	// ImportDeadline bounds the time an upload may take, all of it (not
+	// only between reads); 0 means 10 minutes.
+	ImportDeadline time.Duration
 }
 
 // Deps are everything the handlers use. Nothing is global.

@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
+	"os"
 	"strings"
 	"time"
 
@@ -26,6 +28,7 @@ const (
 	importFieldMax  = 4 << 10                       // one form field before the file (csrf_token)
 	importMaxFields = 16
 	importIdle      = 30 * time.Second // the longest wait for the client's next bytes
+	importDeadline  = 10 * time.Minute // the longest an upload may take, all of it
 	importDrainMax  = 1 << 20          // what is read after the file to keep the connection
 )
 
@@ -53,9 +56,10 @@ type skippedCounts struct {
 }
 
 // apiImport reads a Palaver export or a ChatGPT export (the raw body, or a
-// multipart form's field "file") into the user's account, in one
-// transaction: a file that cannot be read is refused (400 naming the line
-// or conversation, 413 over 256 MiB) and nothing of it is stored.
+// multipart form's field "file") into the user's account: a file that
+// cannot be read is refused (400 naming the line or conversation, or the
+// limit; 408 past the upload's deadline; 413 over 256 MiB) and nothing of
+// it is stored.
 func (h *Handlers) apiImport(c *fiber.Ctx) error {
 	n, err := h.importUpload(c, nil)
 	if err != nil {
@@ -67,65 +71,109 @@ func (h *Handlers) apiImport(c *fiber.Ctx) error {
 	})
 }
 
-// importUpload reads the request's file into the user's account. The body
-// is read as it arrives, never held whole: the raw body, or the part "file"
-// of a multipart form, whose fields before it are given to check (the HTML
-// form's CSRF token) before the file is read. A refused file is a
-// *fiber.Error (400 or 413) that says why; the connection then closes,
-// lingering, as the client may still be sending (limitBody).
+// importUpload reads the request's file into the user's account. The
+// upload is first copied whole to a temporary file, within its size limit
+// and its deadline (idleReader), before the store is touched: a client
+// that trickles its body holds a connection, never the database. The file
+// is the raw body, or the part "file" of a multipart form, whose fields
+// before it are given to check (the HTML form's CSRF token) before the
+// file is read. A refused file is a *fiber.Error (400, 408 or 413) that
+// says why; the connection then closes, lingering, as the client may still
+// be sending (limitBody).
 func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]string) error) (models.ImportCounts, error) {
 	var n models.ImportCounts
-	limit := h.cfg.MaxImportBytes
-	if limit <= 0 {
-		limit = importLimit
-	}
+	limit := cmp.Or(h.cfg.MaxImportBytes, importLimit)
 	tooLarge := fiber.NewError(fiber.StatusRequestEntityTooLarge,
 		fmt.Sprintf("The file is too large: an import can be at most %d MiB. Nothing was imported.", limit>>20))
 	if int64(c.Request().Header.ContentLength()) > limit+importEnvelope {
 		return n, tooLarge
 	}
-	body := &idleReader{r: requestBody(c), conn: c.Context().Conn(), left: limit + importEnvelope}
-	file, fields, err := uploadedFile(c, body)
+	deadline := cmp.Or(h.cfg.ImportDeadline, importDeadline)
+	body := &idleReader{r: requestBody(c), conn: c.Context().Conn(), left: limit + importEnvelope, end: time.Now().Add(deadline)}
+	upload, fields, err := uploadedFile(c, body)
 	if err != nil {
-		return n, err
+		return n, uploadError(err, tooLarge, deadline)
 	}
 	if check != nil {
 		if err := check(fields); err != nil {
 			return n, err
 		}
 	}
-	// Without a request's deadline for its database work: an import of a
-	// large file rightly takes longer, bounded by its size and by the
-	// client's pace (idleReader).
-	ctx := context.WithoutCancel(c.UserContext())
-	n, err = dataport.Import(ctx, h.store, currentUser(c).ID, file, transfer.Options{MaxInputBytes: limit})
-	switch {
-	case errors.Is(err, transfer.ErrTooLarge):
-		return n, tooLarge
-	case errors.Is(err, transfer.ErrInvalid), errors.Is(err, models.ErrImport):
-		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: "+importReason(err))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: the upload ended before the end of its body.")
-	case err != nil:
-		return n, err
+	file, err := spoolUpload(upload, limit)
+	if err != nil {
+		return n, uploadError(err, tooLarge, deadline)
 	}
+	defer removeSpool(file)
 	// The rest of a form (its closing boundary) is read, so that the
 	// connection can carry the next request; a client that sends more
 	// after its file has its connection closed.
 	if k, err := io.Copy(io.Discard, io.LimitReader(body, importDrainMax)); err == nil && k < importDrainMax {
 		c.Locals(localBodyRead, true)
 	}
-	return n, nil
+	// Without a request's deadline for its database work: an import of a
+	// large file rightly takes longer, in short transactions (Store.Import).
+	ctx := context.WithoutCancel(c.UserContext())
+	n, err = dataport.Import(ctx, h.store, currentUser(c).ID, file,
+		transfer.Options{MaxInputBytes: limit, MaxStoredBytes: h.cfg.MaxImportStored})
+	var refused *dataport.RefusedError
+	switch {
+	case errors.Is(err, transfer.ErrTooLarge):
+		return n, tooLarge
+	case errors.As(err, &refused):
+		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: "+sentence(refused.Reason))
+	}
+	return n, err
 }
 
-// importReason is the file's fault in words, without the store's operation
-// prefix ("import: ").
-func importReason(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "import: ")
-	if msg != "" && !strings.HasSuffix(msg, ".") {
-		msg += "."
+// uploadError answers what went wrong while the upload was read.
+func uploadError(err, tooLarge error, deadline time.Duration) error {
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &fe):
+		return err
+	case errors.Is(err, transfer.ErrTooLarge):
+		return tooLarge
+	case errors.Is(err, errUploadTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+		return fiber.NewError(fiber.StatusRequestTimeout, fmt.Sprintf(
+			"The upload took too long: a file must arrive within %s, with no pause over %s. Nothing was imported.", deadline, importIdle))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: the upload ended before the end of its body.")
 	}
-	return msg
+	return err
+}
+
+// sentence ends a reason with a full stop.
+func sentence(s string) string {
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// spoolUpload copies the uploaded file to a temporary file, at most limit
+// bytes of it (past them: transfer.ErrTooLarge), and rewinds it.
+func spoolUpload(r io.Reader, limit int64) (*os.File, error) {
+	f, err := os.CreateTemp("", "palaver-upload-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool the upload: %w", err)
+	}
+	k, err := io.Copy(f, io.LimitReader(r, limit+1))
+	if err == nil && k > limit {
+		err = transfer.ErrTooLarge
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		removeSpool(f)
+		return nil, err
+	}
+	return f, nil
+}
+
+func removeSpool(f *os.File) {
+	_ = f.Close()
+	_ = os.Remove(f.Name())
 }
 
 // requestBody is the request's body as a stream: fasthttp's, or the body
@@ -172,16 +220,23 @@ func uploadedFile(c *fiber.Ctx, body io.Reader) (io.Reader, map[string]string, e
 }
 
 // idleReader reads the request body with a deadline that moves on with
-// every read: an upload may take long as long as it keeps coming (the
-// server's ReadTimeout would cut a large one off). Past left bytes it fails
-// with transfer.ErrTooLarge. Its end is sticky: a chunked body's stream
-// would read on into the connection after its last chunk.
+// every read, up to the upload's own end: an upload may take a while as
+// long as it keeps coming (the server's ReadTimeout would cut a large one
+// off), but never more than its deadline in all, so a client sending a
+// byte now and then cannot hold it open. Past left bytes it fails with
+// transfer.ErrTooLarge, past end with errUploadTimeout. Its end is sticky:
+// a chunked body's stream would read on into the connection after its
+// last chunk.
 type idleReader struct {
 	r    io.Reader
 	conn interface{ SetReadDeadline(time.Time) error }
 	left int64
+	end  time.Time
 	err  error
 }
+
+// errUploadTimeout is an upload past its deadline.
+var errUploadTimeout = errors.New("the upload took too long")
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	if r.err != nil {
@@ -190,11 +245,20 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	if r.left <= 0 {
 		return 0, transfer.ErrTooLarge
 	}
+	now := time.Now()
+	if !now.Before(r.end) {
+		r.err = errUploadTimeout
+		return 0, r.err
+	}
 	if int64(len(p)) > r.left {
 		p = p[:r.left]
 	}
 	if r.conn != nil {
-		_ = r.conn.SetReadDeadline(time.Now().Add(importIdle)) // a connection without deadlines (a test's) reads as before
+		next := now.Add(importIdle)
+		if r.end.Before(next) {
+			next = r.end
+		}
+		_ = r.conn.SetReadDeadline(next) // a connection without deadlines (a test's) reads as before
 	}
 	k, err := r.r.Read(p)
 	r.left -= int64(k)

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
 )
 
@@ -57,12 +59,20 @@ type committer struct {
 	groups  atomic.Int64  // transactions committed or rolled back (each attempt), for the tests
 	onGroup func(writes int)
 	ckpt    *checkpointer // checkpoints the log off the commit path (checkpoint.go)
+	// busyFor is how long the group tries again to begin while another
+	// connection holds SQLite's writer (each try waits the busy timeout).
+	busyFor time.Duration
 }
+
+// busyTries is how many busy timeouts a group waits for the writer before
+// it gives up: a turn's reply is not lost because an import, a delete or a
+// backup held the writer for longer than one.
+const busyTries = 12
 
 // newCommitter makes the group commit of db; onGroup (never nil) hears
 // each group's size.
-func newCommitter(db *gorm.DB, onGroup func(writes int)) *committer {
-	c := &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup}
+func newCommitter(db *gorm.DB, busy time.Duration, onGroup func(writes int)) *committer {
+	c := &committer{db: db, lead: make(chan struct{}, 1), onGroup: onGroup, busyFor: busyTries * busy}
 	if sqlDB, err := db.DB(); err == nil {
 		c.ckpt = newCheckpointer(sqlDB)
 	}
@@ -197,13 +207,25 @@ func (c *committer) autoCheckpoint(pages int) error {
 }
 
 // begin opens the group's transaction, and the leaders' connection first
-// if need be, and returns the session the writes run in.
-func (c *committer) begin() (*gorm.DB, error) {
+// if need be, and returns the session the writes run in. While another
+// connection holds the writer past the busy timeout, it tries again, for
+// up to busyFor, as long as one of the writes still waits: the writes have
+// not run yet, so nothing is lost by waiting, while failing would lose a
+// turn's reply.
+func (c *committer) begin(group []*write) (*gorm.DB, error) {
 	if err := c.connect(); err != nil {
 		return nil, err
 	}
-	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
-		return nil, err
+	deadline := time.Now().Add(c.busyFor)
+	for {
+		err := c.exec("BEGIN IMMEDIATE")
+		if err == nil {
+			break
+		}
+		waiting := slices.ContainsFunc(group, func(w *write) bool { return w.ctx.Err() == nil })
+		if !busy(err) || !waiting || time.Now().After(deadline) {
+			return nil, err
+		}
 	}
 	tx := c.db.Session(&gorm.Session{NewDB: true, Context: context.Background()})
 	tx.Statement.ConnPool = c.conn
@@ -216,7 +238,7 @@ func (c *committer) begin() (*gorm.DB, error) {
 // lone write); with a savepoint per write, a failing write is undone alone
 // and the others are committed.
 func (c *committer) attempt(group []*write, errs []error, savepoints bool) bool {
-	tx, err := c.begin()
+	tx, err := c.begin(group)
 	if err != nil {
 		fill(errs, err)
 		return true
@@ -299,6 +321,12 @@ func apply(tx *gorm.DB, fn func(tx *gorm.DB) error) (err error) {
 		}
 	}()
 	return fn(tx)
+}
+
+// busy says whether err is SQLite's writer held by another connection.
+func busy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
 // errStoreClosed is a write sent after the store was closed.

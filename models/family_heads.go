@@ -37,11 +37,12 @@ func (s *Store) FamilyHeads(ctx context.Context, userID int64, ids []int64) (map
 		Start int64
 		Root  int64
 	}
-	err := db.Raw(`WITH RECURSIVE up(start, id, parent) AS (
-			SELECT id, id, forked_from_id FROM exchanges WHERE +user_id = ? AND id IN ?
+	err := db.Raw(`WITH RECURSIVE up(start, id, parent, depth) AS (
+			SELECT id, id, forked_from_id, 0 FROM exchanges WHERE +user_id = ? AND id IN ?
 			UNION ALL
-			SELECT up.start, e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
-		) SELECT start, id AS root FROM up WHERE parent IS NULL`, userID, ids).Scan(&roots).Error
+			SELECT up.start, e.id, e.forked_from_id, up.depth + 1 FROM exchanges e JOIN up ON e.id = up.parent
+			WHERE up.depth < ?
+		) SELECT start, id AS root FROM up WHERE parent IS NULL OR depth = ?`, userID, ids, MaxForkDepth, MaxForkDepth).Scan(&roots).Error
 	if err != nil {
 		return nil, wrap("family heads", err)
 	}
@@ -60,12 +61,13 @@ func (s *Store) FamilyHeads(ctx context.Context, userID int64, ids []int64) (map
 		Archived  bool
 		UpdatedAt time.Time
 	}
-	err = db.Raw(`WITH RECURSIVE down(root, id) AS (
-			SELECT id, id FROM exchanges WHERE id IN ? AND +user_id = ?
+	err = db.Raw(`WITH RECURSIVE down(root, id, depth) AS (
+			SELECT id, id, 0 FROM exchanges WHERE id IN ? AND +user_id = ?
 			UNION ALL
-			SELECT down.root, e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
+			SELECT down.root, e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id
+			WHERE down.depth < ? AND e.id <> down.root
 		) SELECT down.root, down.id, e.scope, e.pinned, e.archived, e.updated_at
-		FROM down JOIN exchanges e ON e.id = down.id`, rootIDs, userID).Scan(&members).Error
+		FROM down JOIN exchanges e ON e.id = down.id`, rootIDs, userID, MaxForkDepth).Scan(&members).Error
 	if err != nil {
 		return nil, wrap("family heads", err)
 	}

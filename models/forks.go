@@ -245,21 +245,30 @@ func (s *Store) RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq
 	return *query.Seq + 1, nil
 }
 
+// MaxForkDepth bounds every walk of a family's forks (each recursive
+// query's depth): no data, a fork cycle included, can make one loop. A
+// walk up that reaches it takes the exchange it stopped at as the family's
+// root; a walk down never passes its root again. An import refuses a file
+// whose forks nest deeper, or form a cycle.
+const MaxForkDepth = 1000
+
 // Family returns every exchange of the family the user's exchange belongs
 // to: its root first, then every fork at any depth, in the order they were
 // made (a fork is always younger than its parent).
 func (s *Store) Family(ctx context.Context, userID, exchangeID int64) ([]Exchange, error) {
 	db := s.db.WithContext(ctx)
 	var ids []int64
-	err := db.Raw(`WITH RECURSIVE up(id, parent) AS (
-			SELECT id, forked_from_id FROM exchanges WHERE id = ? AND user_id = ?
+	err := db.Raw(`WITH RECURSIVE up(id, parent, depth) AS (
+			SELECT id, forked_from_id, 0 FROM exchanges WHERE id = ? AND user_id = ?
 			UNION ALL
-			SELECT e.id, e.forked_from_id FROM exchanges e JOIN up ON e.id = up.parent
-		), down(id) AS (
-			SELECT id FROM up WHERE parent IS NULL
+			SELECT e.id, e.forked_from_id, up.depth + 1 FROM exchanges e JOIN up ON e.id = up.parent
+			WHERE up.depth < ?
+		), down(root, id, depth) AS (
+			SELECT id, id, 0 FROM up WHERE parent IS NULL OR depth = ?
 			UNION ALL
-			SELECT e.id FROM exchanges e JOIN down ON e.forked_from_id = down.id
-		) SELECT id FROM down`, exchangeID, userID).Scan(&ids).Error
+			SELECT down.root, e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id
+			WHERE down.depth < ? AND e.id <> down.root
+		) SELECT id FROM down`, exchangeID, userID, MaxForkDepth, MaxForkDepth, MaxForkDepth).Scan(&ids).Error
 	if err != nil {
 		return nil, wrap("family", err)
 	}
@@ -326,7 +335,9 @@ func newFamilyTree(family []Exchange) *familyTree {
 	}
 	for _, e := range family {
 		var c []int64
-		for id := e.ID; ; {
+		// At most one step per member: a fork cycle (data no fork makes,
+		// which an import refuses) ends the chain rather than the process.
+		for id := e.ID; len(c) < len(family); {
 			c = append(c, id)
 			p := t.byID[id].ForkedFromID
 			if p == nil || t.byID[*p] == nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type Options struct {
 	// OnGroupCommit hears how many writes shared each SQLite group commit
 	// (metrics); nil: nobody. It must not block.
 	OnGroupCommit func(writes int)
+	// BusyTimeout is how long a SQLite write waits for the writer another
+	// connection holds before it fails "database is locked": 10 s when
+	// zero. (A turn's write then tries again: commit.go.) Tests shorten it.
+	BusyTimeout time.Duration
 }
 
 // Open connects to dsn (a SQLite file path, or a postgres:// URL), creating a
@@ -66,7 +71,7 @@ func Open(dsn string, opts Options) (*Store, error) {
 		}
 		return &Store{db: db, dialect: "postgres", tag: tag}, nil
 	}
-	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous)
+	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous, opts.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +94,11 @@ func Open(dsn string, opts Options) (*Store, error) {
 	s := &Store{db: db, dialect: "sqlite"}
 	s.index = newSearchIndexer(s)
 	onGroup := opts.OnGroupCommit
-	s.group = newCommitter(db, func(writes int) {
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = defaultBusyTimeout
+	}
+	s.group = newCommitter(db, busy, func(writes int) {
 		if onGroup != nil {
 			onGroup(writes)
 		}
@@ -119,11 +128,14 @@ func withConnectTimeout(dsn string) string {
 	return u.String()
 }
 
+// defaultBusyTimeout is SQLite's wait for the writer, unless Options say.
+const defaultBusyTimeout = 10 * time.Second
+
 func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-func sqliteDSN(path, synchronous string) (string, error) {
+func sqliteDSN(path, synchronous string, busy time.Duration) (string, error) {
 	if path == "" {
 		return "", errors.New("open sqlite: empty database path")
 	}
@@ -142,7 +154,10 @@ func sqliteDSN(path, synchronous string) (string, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", strings.ToUpper(synchronous))
-	q.Set("_busy_timeout", "10000")
+	if busy <= 0 {
+		busy = defaultBusyTimeout
+	}
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
 	q.Set("_secure_delete", "on")

@@ -24,6 +24,7 @@ type ChatGPTReader struct {
 	seenIDs  map[string]struct{} // conversation ids, which the uids derive from
 	conv     *conversation       // the one being turned into exchanges
 	messages int64               // messages yielded so far (fork copies count)
+	budget   budget              // bytes yielded so far (fork copies count)
 	err      error               // sticky
 }
 
@@ -35,7 +36,10 @@ func NewChatGPTReader(r io.Reader) (*ChatGPTReader, error) { return Options{}.Ne
 // JSON array.
 func (o Options) NewChatGPTReader(r io.Reader) (*ChatGPTReader, error) {
 	o = o.withDefaults()
-	dec := json.NewDecoder(skipBOMReader(r))
+	// The decoder holds one conversation at a time: bound it, and each
+	// string, as MaxLineBytes bounds a line of Palaver's export.
+	bound := newBoundReader(skipBOMReader(r), o.MaxStringBytes, int64(o.MaxLineBytes), 1)
+	dec := json.NewDecoder(bound)
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, decodeError(err, "conversations.json", func(err error) error {
@@ -45,7 +49,9 @@ func (o Options) NewChatGPTReader(r io.Reader) (*ChatGPTReader, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, invalid("conversations.json: not a JSON array of conversations")
 	}
-	return &ChatGPTReader{dec: dec, o: o, seenIDs: map[string]struct{}{}}, nil
+	rd := &ChatGPTReader{dec: dec, o: o, seenIDs: map[string]struct{}{}}
+	rd.budget = budget{o: &rd.o, read: func() int64 { return bound.total }}
+	return rd, nil
 }
 
 // Next returns the next exchange, or io.EOF after the last. An error about
@@ -74,6 +80,13 @@ func (r *ChatGPTReader) next() (Item, error) {
 				r.messages += int64(len(e.Messages))
 				if r.messages > r.o.MaxMessages {
 					return Item{}, r.conv.fail(fmt.Errorf("the file makes more than %d messages (each branch copies the start it shares)", r.o.MaxMessages))
+				}
+				size, err := r.o.cleanExchange(e)
+				if err != nil {
+					return Item{}, r.conv.fail(err)
+				}
+				if err := r.budget.spend(size); err != nil {
+					return Item{}, r.conv.fail(err)
 				}
 				if err := e.Validate(); err != nil { // a bug here, not in the file; say so rather than store it
 					return Item{}, r.conv.fail(fmt.Errorf("converted exchange is invalid: %w", err))
@@ -125,7 +138,10 @@ func (r *ChatGPTReader) end() error {
 func decodeError(err error, what string, fault func(error) error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var limit *LimitError
 	switch {
+	case errors.As(err, &limit):
+		return fault(limit) // a string or a conversation past its bound (boundReader)
 	case errors.Is(err, ErrInvalid):
 		return err
 	case err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syn), errors.As(err, &typ):

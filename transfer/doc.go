@@ -7,7 +7,13 @@
 //
 // Everything streams: the writer writes one line per call, the readers hold
 // one line (Palaver) or one conversation (ChatGPT) at a time, so a file of
-// hundreds of MiB never sits in memory whole. Every limit is in Options.
+// hundreds of MiB never sits in memory whole. Every limit is in Options:
+// below the decoders a bound refuses a JSON string over MaxStringBytes and
+// a conversation over MaxLineBytes before either is held; each item is
+// held to the API's field limits (MaxTitleChars, MaxContentChars, …) and
+// the known agent types, its NUL characters and invalid UTF-8 replaced by
+// U+FFFD; and what a file stores, the copies its forks make included, is
+// capped at StoredFactor times its size and MaxStoredBytes (*LimitError).
 //
 // # Palaver's export
 //
@@ -59,6 +65,7 @@
 // the file, or one the account has), forked_from (an exchange in the file or
 // the account; a parent deleted before the export is not there) and a
 // revision's message_uid (a message of a later line: resolve after the last
-// line), skips what it already has by uid, and stores everything in one
-// transaction committed only after the reader's io.EOF.
+// line), and skips what it already has by uid. Any Next may fail, the last
+// included: an importer reads the file whole before it stores anything
+// (dataport reads it twice), and undoes what it stored if storing fails.
 package transfer

@@ -87,3 +87,29 @@ type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string        { return e.msg }
 func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+// LimitError is a file over one of the import's limits: a field longer
+// than the API allows, a string or a conversation longer than the decoder
+// holds, more stored bytes than the file may create. Its text names the
+// limit.
+type LimitError struct {
+	What string // "the title", "a string", …
+	Max  int64
+	Unit string // "characters", "bytes"
+	Have int64  // 0: not known (the reading stopped at the limit)
+	Why  string // how the limit is set, if not fixed
+}
+
+func (e *LimitError) Error() string {
+	s := fmt.Sprintf("%s is longer than the %d %s allowed", e.What, e.Max, e.Unit)
+	if e.Have > 0 {
+		s = fmt.Sprintf("%s has %d %s, more than the %d allowed", e.What, e.Have, e.Unit, e.Max)
+	}
+	if e.Why != "" {
+		s += " (" + e.Why + ")"
+	}
+	return s
+}
+
+// Is makes every LimitError match ErrInvalid.
+func (e *LimitError) Is(target error) bool { return target == ErrInvalid }

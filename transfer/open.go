@@ -10,13 +10,18 @@ import (
 // Options bounds what reading a file may cost. A zero field takes its
 // default.
 type Options struct {
-	MaxInputBytes        int64  // the file as sent: 256 MiB (past it: ErrTooLarge)
-	MaxLineBytes         int    // one line of a Palaver export: 64 MiB
-	MaxUncompressedBytes int64  // conversations.json inside a zip: 1 GiB
-	MaxZipEntries        int    // entries a zip's directory may list: 100,000
-	MaxMessages          int64  // messages a ChatGPT file may become, fork copies included: 5,000,000
-	TempDir              string // where a zip is spooled; "" is os.TempDir()
-	ChatGPTAgentType     string // the agent_type of exchanges made from ChatGPT's: "router"
+	MaxInputBytes        int64    // the file as sent: 256 MiB (past it: ErrTooLarge)
+	MaxLineBytes         int      // one line of a Palaver export: 64 MiB
+	MaxUncompressedBytes int64    // conversations.json inside a zip: 1 GiB
+	MaxZipEntries        int      // entries a zip's directory may list: 100,000
+	MaxMessages          int64    // messages a ChatGPT file may become, fork copies included: 5,000,000
+	MaxStringBytes       int64    // one JSON string as written, escapes included: 8 MiB (a page's 1 MiB, escaped)
+	MaxStoredBytes       int64    // what the file may store, copies included: 1 GiB
+	StoredFactor         int64    // … and at most this many times the file's size: 10
+	InputSize            int64    // the file's size, when known (a zip: its conversations.json's, if larger); 0: what was read
+	TempDir              string   // where a zip is spooled; "" is os.TempDir()
+	ChatGPTAgentType     string   // the agent_type of exchanges made from ChatGPT's: "router"
+	AgentTypes           []string // the agent types an exchange or message may name; nil: any
 }
 
 // Defaults of Options.
@@ -26,6 +31,9 @@ const (
 	DefaultMaxUncompressedBytes = 1 << 30
 	DefaultMaxZipEntries        = 100_000
 	DefaultMaxMessages          = 5_000_000
+	DefaultMaxStringBytes       = 8 << 20
+	DefaultMaxStoredBytes       = 1 << 30
+	DefaultStoredFactor         = 10
 	DefaultChatGPTAgentType     = "router" // the general agent: continuing an imported chat needs a real one
 )
 
@@ -44,6 +52,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = DefaultMaxMessages
+	}
+	if o.MaxStringBytes <= 0 {
+		o.MaxStringBytes = DefaultMaxStringBytes
+	}
+	if o.MaxStoredBytes <= 0 {
+		o.MaxStoredBytes = DefaultMaxStoredBytes
+	}
+	if o.StoredFactor <= 0 {
+		o.StoredFactor = DefaultStoredFactor
 	}
 	if o.ChatGPTAgentType == "" {
 		o.ChatGPTAgentType = DefaultChatGPTAgentType
@@ -123,9 +140,8 @@ func Open(r io.Reader) (Source, Format, error) { return Options{}.Open(r) }
 
 // Open detects r's format and returns a Source of its items. Any call may
 // fail, the last Next included (ErrTooLarge past MaxInputBytes, a truncated
-// last line, trailing garbage after ChatGPT's array): a caller that stores
-// items as it reads them does so in one transaction, committed only after
-// Next has returned io.EOF.
+// last line, trailing garbage after ChatGPT's array): a caller reads the
+// file to io.EOF before it stores anything, or undoes what it stored.
 func (o Options) Open(r io.Reader) (Source, Format, error) {
 	o = o.withDefaults()
 	lr := &limitReader{r: r, n: o.MaxInputBytes}

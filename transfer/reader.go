@@ -14,7 +14,9 @@ import (
 
 // Reader reads a Palaver export one line at a time.
 type Reader struct {
+	o       Options
 	br      *bufio.Reader
+	budget  budget
 	maxLine int
 	line    int    // the number of the last line read
 	buf     []byte // the current line
@@ -32,7 +34,9 @@ func NewReader(r io.Reader) (*Reader, error) { return Options{}.NewReader(r) }
 // error matching ErrInvalid (a *FormatError for the last two).
 func (o Options) NewReader(r io.Reader) (*Reader, error) {
 	o = o.withDefaults()
-	rd := &Reader{br: bufio.NewReaderSize(r, 64<<10), maxLine: o.MaxLineBytes, seen: map[UID]struct{}{}}
+	bound := newBoundReader(r, o.MaxStringBytes, 0, 0) // a line is bounded whole by maxLine
+	rd := &Reader{o: o, br: bufio.NewReaderSize(bound, 64<<10), maxLine: o.MaxLineBytes, seen: map[UID]struct{}{}}
+	rd.budget = budget{o: &rd.o, read: func() int64 { return bound.total }}
 	skipBOM(rd.br)
 	line, err := rd.readLine()
 	if err == io.EOF {
@@ -130,6 +134,13 @@ func (r *Reader) parse(line []byte) (Item, error) {
 		if err := e.Validate(); err != nil {
 			return Item{}, err
 		}
+		size, err := r.o.cleanExchange(&e)
+		if err != nil {
+			return Item{}, err
+		}
+		if err := r.budget.spend(size); err != nil {
+			return Item{}, err
+		}
 		if err := r.unique(&e, nil); err != nil {
 			return Item{}, err
 		}
@@ -141,6 +152,13 @@ func (r *Reader) parse(line []byte) (Item, error) {
 		}
 		normalizePage(&p)
 		if err := p.Validate(); err != nil {
+			return Item{}, err
+		}
+		size, err := r.o.cleanPage(&p)
+		if err != nil {
+			return Item{}, err
+		}
+		if err := r.budget.spend(size); err != nil {
 			return Item{}, err
 		}
 		if err := r.unique(nil, &p); err != nil {
@@ -211,6 +229,8 @@ func (r *Reader) readLine() ([]byte, error) {
 				return nil, io.EOF
 			}
 			return r.buf, nil
+		case errors.Is(err, ErrInvalid): // a string past its bound (boundReader)
+			return nil, &LineError{Line: r.line, Err: err}
 		default:
 			return nil, fmt.Errorf("read line %d: %w", r.line, err)
 		}

@@ -65,6 +65,11 @@ func (o Options) openZip(in io.Reader) (Source, error) {
 		return fail(invalid("zip entry %q: %v", entry.Name, err))
 	}
 	cr := &capReader{r: rc, n: o.MaxUncompressedBytes, name: entry.Name}
+	// The stored-bytes cap is a multiple of the JSON's size, not of the
+	// zip's (JSON packs well). The declared size cannot lie by much: past
+	// MaxUncompressedBytes it is refused, and archive/zip checks it at the
+	// end, which an import reads to before it stores anything.
+	o.InputSize = max(o.InputSize, size, int64(min(entry.UncompressedSize64, uint64(o.MaxUncompressedBytes))))
 	rd, err := o.NewChatGPTReader(zipErrors{cr, entry.Name})
 	if err != nil {
 		rc.Close()

@@ -34,6 +34,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
 	logFormat := f.string("log-format", "text", "text (key=value lines) or json (one JSON object a line)")
 	metricsAddr := f.string("metrics-addr", "", "serve Prometheus metrics at /metrics on this address only (e.g. 127.0.0.1:9090; empty: off)")
+	importStored := f.int("import-max-stored-mib", 1024, "most MiB one import may store, copies of a ChatGPT file's branches included (and at most 10 times the file's size)")
+	importDeadline := f.duration("import-deadline", 10*time.Minute, "longest an import's upload may take, all of it")
 	proxyList := f.string("trusted-proxies", "", "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-* headers count (empty: none)")
 	if pos, err := f.parse(args); err != nil {
 		return err
@@ -42,6 +44,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *turnTimeout <= 0 {
 		return fmt.Errorf("%w: --turn-timeout must be positive, got %s", errUsage, *turnTimeout)
+	}
+	if *importStored <= 0 || *importDeadline <= 0 {
+		return fmt.Errorf("%w: --import-max-stored-mib and --import-deadline must be positive", errUsage)
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
@@ -139,7 +144,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Throttle: throttle,
 		Assets:   assets,
 		Logger:   log,
-		Config:   handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies},
+		Config: handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies,
+			MaxImportStored: int64(*importStored) << 20, ImportDeadline: *importDeadline},
 		CSRFKey:  csrfKey,
 		Observer: httpObs,
 	})

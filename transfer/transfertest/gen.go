@@ -283,7 +283,7 @@ func (g *Gen) object(v map[string]any) json.RawMessage {
 
 // Edges returns hand-made exchanges at the edges of the format: no
 // messages, only error rows, an error row first, a fork at seq 0 and at its
-// parent's end, a very long message, every optional field set.
+// parent's end, a message as long as allowed, every optional field set.
 func (g *Gen) Edges() []*transfer.Exchange {
 	base := func(title string) *transfer.Exchange {
 		t := g.Time()
@@ -299,7 +299,7 @@ func (g *Gen) Edges() []*transfer.Exchange {
 	errorsOnly.Messages = append(errorsOnly.Messages, msg(transfer.RoleError, nil, "first failure"), msg(transfer.RoleError, nil, ""))
 	errorFirst := base("🧑‍🚀 مرحبا 𠜎")
 	errorFirst.Messages = append(errorFirst.Messages, msg(transfer.RoleError, nil, "boom"), msg(transfer.RoleUser, i(0), "again?"),
-		msg(transfer.RoleError, nil, "boom again"), msg(transfer.RoleAssistant, i(1), strings.Repeat("long 😀 ", 20_000)))
+		msg(transfer.RoleError, nil, "boom again"), msg(transfer.RoleAssistant, i(1), strings.Repeat("long 😀 ", transfer.MaxContentChars/7))) // at the limit
 	atZero := base("fork at 0")
 	atZero.ForkedFrom = &transfer.ForkRef{ExchangeUID: errorFirst.UID, Seq: 0}
 	atEnd := base("fork at the end")

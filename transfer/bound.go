@@ -1,0 +1,75 @@
+package transfer
+
+import "io"
+
+// boundReader bounds the JSON tokens of a stream before a decoder holds
+// them: it follows strings (their escapes included) and nesting as the
+// bytes pass, and fails the read as soon as one string passes maxString
+// bytes as written, or one element of the top-level array (a ChatGPT
+// conversation) passes maxValue bytes. A decoder buffers a whole value
+// before it decodes it, and a string whole: without this, a 1 GiB title
+// inside a 1 MiB zip was held, twice, before any check could see it. It is
+// a bound, not a parser: a malformed stream is left to the decoder, which
+// stops at the first wrong byte anyway.
+type boundReader struct {
+	r         io.Reader
+	maxString int64 // 0: no bound
+	maxValue  int64 // 0: no bound
+	valueAt   int   // the depth whose elements maxValue bounds (1: a top-level array's)
+
+	inString, escape bool
+	depth            int
+	stringLen        int64
+	valueLen         int64
+	total            int64 // bytes read
+	err              error // sticky
+}
+
+func newBoundReader(r io.Reader, maxString, maxValue int64, valueAt int) *boundReader {
+	return &boundReader{r: r, maxString: maxString, maxValue: maxValue, valueAt: valueAt}
+}
+
+func (b *boundReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.r.Read(p)
+	b.total += int64(n)
+	for i := 0; i < n; i++ {
+		c := p[i]
+		inside := b.depth > b.valueAt
+		switch {
+		case b.inString:
+			b.stringLen++
+			switch {
+			case b.escape:
+				b.escape = false
+			case c == '\\':
+				b.escape = true
+			case c == '"' || c == '\n': // a raw newline ends no valid string; the decoder says so
+				b.inString = false
+			}
+			if b.maxString > 0 && b.stringLen > b.maxString {
+				b.err = &LimitError{What: "a string", Max: b.maxString, Unit: "bytes"}
+				return i, b.err
+			}
+		case c == '"':
+			b.inString, b.stringLen = true, 1
+		case c == '{' || c == '[':
+			b.depth++
+		case c == '}' || c == ']':
+			b.depth--
+		}
+		if inside || b.depth > b.valueAt {
+			b.valueLen++
+			if b.maxValue > 0 && b.valueLen > b.maxValue {
+				b.err = &LimitError{What: "a conversation", Max: b.maxValue, Unit: "bytes"}
+				return i, b.err
+			}
+		}
+		if b.depth <= b.valueAt {
+			b.valueLen = 0
+		}
+	}
+	return n, err
+}
