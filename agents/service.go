@@ -417,7 +417,7 @@ func (s *Service) recordFailure(ctx context.Context, exchangeID int64, reason st
 // goroutine: most turns end before the first beat, and a goroutine per
 // turn, started and woken to stop, cost each turn two trips through the
 // scheduler.
-func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) (stop func()) {
+func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func(error)) (stop func()) {
 	var mu sync.Mutex
 	stopped := false
 	var t *time.Timer
@@ -428,7 +428,7 @@ func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) 
 		started := time.Now()
 		err := s.store.Heartbeat(ctx, exchangeID, s.owner)
 		if errors.Is(err, models.ErrLeaseLost) {
-			lost()
+			lost(err)
 			return
 		}
 		if err != nil {
