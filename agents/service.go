@@ -132,7 +132,16 @@ func New(store Store, provider Provider, opts Options) *Service {
 	if d, ok := store.(deletionSource); ok {
 		d.OnDeleted(s.publishDeletions) // deletions.go
 	}
+	if a, ok := store.(accountSource); ok {
+		a.OnAccountChanged(s.hub.Recheck) // the account's sockets and streams check who they speak as
+	}
 	return s
+}
+
+// accountSource is a store that tells of the accounts whose sessions or
+// keys it ended (models.Store.OnAccountChanged).
+type accountSource interface {
+	OnAccountChanged(f func(userID int64))
 }
 
 // Hub is where the service publishes its turns' events.
