@@ -255,3 +255,16 @@ func TestSignOutClosesTheSessionsSocket(t *testing.T) {
 	tab.closedWithin(t)
 	otherTab.staysOpen(t)
 }
+
+// TestAdminPasswordResetEndsEverything: an administrator's reset of bob's
+// password, revoking the keys, ends bob's tabs and the key's stream.
+func TestAdminPasswordResetEndsEverything(t *testing.T) {
+	f := newEndFixture(t)
+	tab := f.tab(t, f.bob)
+	stream := f.stream(t, f.key)
+	f.root.get(paths.AdminUsers)
+	res := f.root.postForm(paths.AdminUserPassword(f.bob.user.ID), url.Values{"password": {"a brand new one"}, "revoke_keys": {"1"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	tab.closedWithin(t)
+	stream.endsWithin(t)
+}

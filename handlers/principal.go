@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -35,14 +36,19 @@ func (h *Handlers) principalOf(c *fiber.Ctx) principal {
 	return principal{userID: u.ID, epoch: u.SessionEpoch, token: utils.CopyString(c.Cookies(h.sessions.Cookie.Name))}
 }
 
+// principalCheckWithin bounds a check: the socket or stream waits for it.
+const principalCheckWithin = 5 * time.Second
+
 // stillValid says whether p may still speak as its user: the account is
 // there and enabled, and the key is still its own, or the session is still
 // stored (not signed out or expired) at the account's epoch.
 func (h *Handlers) stillValid(ctx context.Context, p principal) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, principalCheckWithin)
+	defer cancel()
 	ok, err := h.store.PrincipalValid(ctx, p.userID, p.epoch, p.keyHash)
 	if err != nil || !ok || p.keyHash != "" {
 		return ok, err
 	}
-	_, found, err := h.sessions.Store.Find(p.token)
+	_, found, err := h.sessions.Store.Find(p.token) // scs's stores read without a context
 	return found, err
 }
