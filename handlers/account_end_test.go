@@ -268,3 +268,27 @@ func TestAdminPasswordResetEndsEverything(t *testing.T) {
 	tab.closedWithin(t)
 	stream.endsWithin(t)
 }
+
+// TestStreamRechecksAtKeepAlive: what no one announces here (a sign-out
+// served by another process deletes the session's row; so does its
+// expiry) ends a stream opened with that session at its next keep-alive.
+func TestStreamRechecksAtKeepAlive(t *testing.T) {
+	f := newEndFixture(t, withStreamKeepAlive(200*time.Millisecond))
+	stream := f.stream(t, f.other)
+	kept := f.stream(t, f.bob)
+	db, err := f.a.store.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := f.other.cookies[f.a.sessions.Cookie.Name]
+	if res, err := db.Exec("DELETE FROM sessions WHERE token = ?", token); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("deleted %d session rows", n)
+	}
+	stream.endsWithin(t)
+	f.key.apiChat("anyone?", f.exchange)
+	if _, m := kept.entry(); m.Content != "anyone?" {
+		t.Fatalf("the other session's stream: %+v", m)
+	}
+}
