@@ -65,6 +65,7 @@ func TestNoIDReuseSQLite(t *testing.T) {
 	const schemaOf = `SELECT type || ' ' || name || ': ' || sql FROM sqlite_master
 		WHERE type IN ('index', 'trigger', 'view') AND sql IS NOT NULL ORDER BY type, name`
 	schemaBefore := strings1(t, db, schemaOf)
+	tablesBefore := tableDDL(t, db, tables)
 	const messages = "SELECT CAST(rowid AS TEXT) FROM messages_fts WHERE messages_fts MATCH 'pelican* OR job' ORDER BY rowid"
 	const titles = "SELECT CAST(rowid AS TEXT) FROM exchanges_fts WHERE exchanges_fts MATCH 'pelican* OR trip OR job' ORDER BY rowid"
 	msgHits, titleHits := strings1(t, db, messages), strings1(t, db, titles)
@@ -87,6 +88,9 @@ func TestNoIDReuseSQLite(t *testing.T) {
 	}
 	if got := strings1(t, db, schemaOf); !slices.Equal(got, schemaBefore) {
 		t.Fatalf("indexes, triggers and views:\n%s\nwant (as after 00016):\n%s", strings.Join(got, "\n"), strings.Join(schemaBefore, "\n"))
+	}
+	if got := tableDDL(t, db, tables); !slices.Equal(got, tablesBefore) {
+		t.Fatalf("tables (but AUTOINCREMENT):\n%s\nwant (as after 00016):\n%s", strings.Join(got, "\n"), strings.Join(tablesBefore, "\n"))
 	}
 	checkIntact(t, db)
 	if got, got2 := strings1(t, db, messages), strings1(t, db, titles); !slices.Equal(got, msgHits) || !slices.Equal(got2, titleHits) {
@@ -127,6 +131,25 @@ func TestNoIDReuseSQLite(t *testing.T) {
 	}
 	checkIntact(t, db)
 }
+
+// tableDDL is each table's definition with AUTOINCREMENT, quotes and
+// whitespace taken out: what a rebuild must keep (columns, types, defaults,
+// checks, references) and nothing it may change.
+func tableDDL(t *testing.T, db *sql.DB, tables []string) []string {
+	t.Helper()
+	var out []string
+	for _, table := range tables {
+		var ddl string
+		if err := db.QueryRow("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&ddl); err != nil {
+			t.Fatal(err)
+		}
+		ddl = strings.ReplaceAll(autoincrementWord.ReplaceAllString(ddl, ""), `"`, "")
+		out = append(out, strings.Join(strings.Fields(ddl), ""))
+	}
+	return out
+}
+
+var autoincrementWord = regexp.MustCompile(`(?i)\s+AUTOINCREMENT\b`)
 
 // checkIntact runs SQLite's and FTS5's consistency checks.
 func checkIntact(t *testing.T, db *sql.DB) {

@@ -28,8 +28,11 @@ CREATE TABLE users_new (
     username      TEXT    NOT NULL UNIQUE,
     password_hash TEXT    NOT NULL,
     is_admin      BOOLEAN NOT NULL DEFAULT 0,
-    created_at    DATETIME NOT NULL
-, disabled BOOLEAN NOT NULL DEFAULT 0, session_epoch INTEGER NOT NULL DEFAULT 0, username_key TEXT);
+    created_at    DATETIME NOT NULL,
+    disabled      BOOLEAN NOT NULL DEFAULT 0,
+    session_epoch INTEGER NOT NULL DEFAULT 0,
+    username_key  TEXT
+);
 INSERT INTO users_new (id, username, password_hash, is_admin, created_at, disabled, session_epoch, username_key)
 SELECT id, username, password_hash, is_admin, created_at, disabled, session_epoch, username_key FROM users;
 DROP TABLE users;
@@ -42,8 +45,9 @@ CREATE TABLE api_keys_new (
     user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     key_hash     TEXT    NOT NULL UNIQUE,
     created_at   DATETIME NOT NULL,
-    last_used_at DATETIME
-, name TEXT NOT NULL DEFAULT 'key');
+    last_used_at DATETIME,
+    name         TEXT    NOT NULL DEFAULT 'key'
+);
 INSERT INTO api_keys_new (id, user_id, key_hash, created_at, last_used_at, name)
 SELECT id, user_id, key_hash, created_at, last_used_at, name FROM api_keys;
 DROP TABLE api_keys;
@@ -58,8 +62,9 @@ CREATE TABLE pages_new (
     content    TEXT    NOT NULL DEFAULT '',
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
-    deleted_at DATETIME
-, uid TEXT NOT NULL DEFAULT '');
+    deleted_at DATETIME,
+    uid        TEXT    NOT NULL DEFAULT ''
+);
 INSERT INTO pages_new (id, user_id, title, content, created_at, updated_at, deleted_at, uid)
 SELECT id, user_id, title, content, created_at, updated_at, deleted_at, uid FROM pages;
 DROP TABLE pages;
@@ -74,8 +79,9 @@ CREATE TABLE page_revisions_new (
     content     TEXT    NOT NULL,
     edit_source TEXT    NOT NULL CHECK (edit_source IN ('user', 'agent', 'restore')),
     message_id  INTEGER REFERENCES messages (id) ON DELETE SET NULL,
-    created_at  DATETIME NOT NULL
-, uid TEXT NOT NULL DEFAULT '');
+    created_at  DATETIME NOT NULL,
+    uid         TEXT    NOT NULL DEFAULT ''
+);
 INSERT INTO page_revisions_new (id, page_id, content, edit_source, message_id, created_at, uid)
 SELECT id, page_id, content, edit_source, message_id, created_at, uid FROM page_revisions;
 DROP TABLE page_revisions;
@@ -106,7 +112,11 @@ CREATE TABLE exchanges_new (
     turn_attempts     INTEGER NOT NULL DEFAULT 0,
     stored_bytes      INTEGER NOT NULL DEFAULT 0,
     parent_id         INTEGER REFERENCES exchanges (id) ON DELETE CASCADE,
-    parent_seq        INTEGER, uid TEXT NOT NULL DEFAULT '', first_query_id INTEGER, first_reply_id INTEGER, last_reply_id INTEGER,
+    parent_seq        INTEGER,
+    uid               TEXT    NOT NULL DEFAULT '',
+    first_query_id    INTEGER,
+    first_reply_id    INTEGER,
+    last_reply_id     INTEGER,
     CHECK ((scope = 'general' AND page_id IS NULL AND job_id IS NULL AND parent_id IS NULL)
         OR (scope = 'page' AND page_id IS NOT NULL AND job_id IS NULL AND parent_id IS NULL)
         OR (scope = 'job' AND job_id IS NOT NULL AND page_id IS NULL AND parent_id IS NULL)
@@ -157,7 +167,10 @@ CREATE TABLE messages_new (
     tool             TEXT,
     feedback         INTEGER CHECK (feedback IN (0, 1)),
     feedback_comment TEXT,
-    created_at       DATETIME NOT NULL, edit_mode TEXT CHECK (edit_mode IN ('full_replacement', 'section_patch')), copy_of INTEGER, uid TEXT NOT NULL DEFAULT '',
+    created_at       DATETIME NOT NULL,
+    edit_mode        TEXT    CHECK (edit_mode IN ('full_replacement', 'section_patch')),
+    copy_of          INTEGER,
+    uid              TEXT    NOT NULL DEFAULT '',
     UNIQUE (exchange_id, seq),
     CHECK ((role = 'error') = (seq IS NULL))
 );
@@ -390,8 +403,11 @@ CREATE TABLE users_new (
     username      TEXT    NOT NULL UNIQUE,
     password_hash TEXT    NOT NULL,
     is_admin      BOOLEAN NOT NULL DEFAULT 0,
-    created_at    DATETIME NOT NULL
-, disabled BOOLEAN NOT NULL DEFAULT 0, session_epoch INTEGER NOT NULL DEFAULT 0, username_key TEXT);
+    created_at    DATETIME NOT NULL,
+    disabled      BOOLEAN NOT NULL DEFAULT 0,
+    session_epoch INTEGER NOT NULL DEFAULT 0,
+    username_key  TEXT
+);
 INSERT INTO users_new (id, username, password_hash, is_admin, created_at, disabled, session_epoch, username_key)
 SELECT id, username, password_hash, is_admin, created_at, disabled, session_epoch, username_key FROM users;
 DROP TABLE users;
@@ -404,8 +420,9 @@ CREATE TABLE api_keys_new (
     user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     key_hash     TEXT    NOT NULL UNIQUE,
     created_at   DATETIME NOT NULL,
-    last_used_at DATETIME
-, name TEXT NOT NULL DEFAULT 'key');
+    last_used_at DATETIME,
+    name         TEXT    NOT NULL DEFAULT 'key'
+);
 INSERT INTO api_keys_new (id, user_id, key_hash, created_at, last_used_at, name)
 SELECT id, user_id, key_hash, created_at, last_used_at, name FROM api_keys;
 DROP TABLE api_keys;
@@ -420,8 +437,9 @@ CREATE TABLE pages_new (
     content    TEXT    NOT NULL DEFAULT '',
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
-    deleted_at DATETIME
-, uid TEXT NOT NULL DEFAULT '');
+    deleted_at DATETIME,
+    uid        TEXT    NOT NULL DEFAULT ''
+);
 INSERT INTO pages_new (id, user_id, title, content, created_at, updated_at, deleted_at, uid)
 SELECT id, user_id, title, content, created_at, updated_at, deleted_at, uid FROM pages;
 DROP TABLE pages;
@@ -436,8 +454,9 @@ CREATE TABLE page_revisions_new (
     content     TEXT    NOT NULL,
     edit_source TEXT    NOT NULL CHECK (edit_source IN ('user', 'agent', 'restore')),
     message_id  INTEGER REFERENCES messages (id) ON DELETE SET NULL,
-    created_at  DATETIME NOT NULL
-, uid TEXT NOT NULL DEFAULT '');
+    created_at  DATETIME NOT NULL,
+    uid         TEXT    NOT NULL DEFAULT ''
+);
 INSERT INTO page_revisions_new (id, page_id, content, edit_source, message_id, created_at, uid)
 SELECT id, page_id, content, edit_source, message_id, created_at, uid FROM page_revisions;
 DROP TABLE page_revisions;
@@ -468,7 +487,11 @@ CREATE TABLE exchanges_new (
     turn_attempts     INTEGER NOT NULL DEFAULT 0,
     stored_bytes      INTEGER NOT NULL DEFAULT 0,
     parent_id         INTEGER REFERENCES exchanges (id) ON DELETE CASCADE,
-    parent_seq        INTEGER, uid TEXT NOT NULL DEFAULT '', first_query_id INTEGER, first_reply_id INTEGER, last_reply_id INTEGER,
+    parent_seq        INTEGER,
+    uid               TEXT    NOT NULL DEFAULT '',
+    first_query_id    INTEGER,
+    first_reply_id    INTEGER,
+    last_reply_id     INTEGER,
     CHECK ((scope = 'general' AND page_id IS NULL AND job_id IS NULL AND parent_id IS NULL)
         OR (scope = 'page' AND page_id IS NOT NULL AND job_id IS NULL AND parent_id IS NULL)
         OR (scope = 'job' AND job_id IS NOT NULL AND page_id IS NULL AND parent_id IS NULL)
@@ -519,7 +542,10 @@ CREATE TABLE messages_new (
     tool             TEXT,
     feedback         INTEGER CHECK (feedback IN (0, 1)),
     feedback_comment TEXT,
-    created_at       DATETIME NOT NULL, edit_mode TEXT CHECK (edit_mode IN ('full_replacement', 'section_patch')), copy_of INTEGER, uid TEXT NOT NULL DEFAULT '',
+    created_at       DATETIME NOT NULL,
+    edit_mode        TEXT    CHECK (edit_mode IN ('full_replacement', 'section_patch')),
+    copy_of          INTEGER,
+    uid              TEXT    NOT NULL DEFAULT '',
     UNIQUE (exchange_id, seq),
     CHECK ((role = 'error') = (seq IS NULL))
 );
