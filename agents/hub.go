@@ -66,7 +66,12 @@ func NewHub() *Hub { return &Hub{subs: map[int64]map[*Subscription]struct{}{}} }
 
 // Subscription receives one user's events on C until Close.
 type Subscription struct {
-	C      chan Event
+	C chan Event
+	// Check is signalled when whoever holds the subscription must check
+	// again that it may still speak as the user (Recheck). It is apart
+	// from C so that it is never lost behind events: one signal waits
+	// however many are sent before it is taken.
+	Check  chan struct{}
 	hub    *Hub
 	userID int64
 	mu     sync.Mutex
@@ -75,7 +80,7 @@ type Subscription struct {
 
 // Subscribe starts receiving the user's events.
 func (h *Hub) Subscribe(userID int64) *Subscription {
-	s := &Subscription{C: make(chan Event, subscriberBuffer), hub: h, userID: userID}
+	s := &Subscription{C: make(chan Event, subscriberBuffer), Check: make(chan struct{}, 1), hub: h, userID: userID}
 	h.mu.Lock()
 	if h.subs[userID] == nil {
 		h.subs[userID] = map[*Subscription]struct{}{}
@@ -128,6 +133,25 @@ func (h *Hub) fanout(e Event) {
 			s.lagged = true
 			s.mu.Unlock()
 		}
+	}
+}
+
+// Recheck tells every subscription of the user here to check again whether
+// it may still speak as them: the account was deleted or disabled, its
+// sessions moved to a new epoch, or one of its keys was revoked. A socket
+// or stream that may not ends itself.
+func (h *Hub) Recheck(userID int64) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.subs[userID] {
+		s.recheck()
+	}
+}
+
+func (s *Subscription) recheck() {
+	select {
+	case s.Check <- struct{}{}:
+	default: // one is waiting already
 	}
 }
 

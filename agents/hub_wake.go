@@ -17,12 +17,14 @@ func (h *Hub) SetRelay(f func(Event)) { h.relay = f }
 
 // Resync marks every subscription lagging and wakes it, so that each
 // catches up from the database (nothing missed; what it has is not sent
-// again).
+// again), and has each check its principal again: an account's end may be
+// among what was missed.
 func (h *Hub) Resync() {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for userID, set := range h.subs {
 		for s := range set {
+			s.recheck()
 			s.mu.Lock()
 			s.lagged = true
 			s.mu.Unlock()

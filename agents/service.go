@@ -132,7 +132,16 @@ func New(store Store, provider Provider, opts Options) *Service {
 	if d, ok := store.(deletionSource); ok {
 		d.OnDeleted(s.publishDeletions) // deletions.go
 	}
+	if a, ok := store.(accountSource); ok {
+		a.OnAccountChanged(s.hub.Recheck) // the account's sockets and streams check who they speak as
+	}
 	return s
+}
+
+// accountSource is a store that tells of the accounts whose sessions or
+// keys it ended (models.Store.OnAccountChanged).
+type accountSource interface {
+	OnAccountChanged(f func(userID int64))
 }
 
 // Hub is where the service publishes its turns' events.
@@ -417,7 +426,7 @@ func (s *Service) recordFailure(ctx context.Context, exchangeID int64, reason st
 // goroutine: most turns end before the first beat, and a goroutine per
 // turn, started and woken to stop, cost each turn two trips through the
 // scheduler.
-func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) (stop func()) {
+func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func(error)) (stop func()) {
 	var mu sync.Mutex
 	stopped := false
 	var t *time.Timer
@@ -428,7 +437,7 @@ func (s *Service) heartbeat(ctx context.Context, exchangeID int64, lost func()) 
 		started := time.Now()
 		err := s.store.Heartbeat(ctx, exchangeID, s.owner)
 		if errors.Is(err, models.ErrLeaseLost) {
-			lost()
+			lost(err)
 			return
 		}
 		if err != nil {

@@ -52,7 +52,7 @@ func (s *Service) RunSub(ctx context.Context, parent *models.Exchange, seq int64
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := s.heartbeat(runCtx, ex.ID, func() { cancel(errLeaseLost) })
+	stop := s.heartbeat(runCtx, ex.ID, func(error) { cancel(errLeaseLost) })
 	result, err := s.runGuarded(runCtx, &SubRun{Exchange: ex, svc: s}, fn)
 	stop()
 	// Ended from outside (the parent stopped, the lease lost): that is the

@@ -186,7 +186,7 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	// Database writes outlive the turn's context: a stopped or failing turn
 	// still records its outcome.
 	db := context.WithoutCancel(ctx)
-	stop := s.heartbeat(ctx, ex.ID, func() { s.cancelTurn(ex.ID, errLeaseLost) })
+	stop := s.heartbeat(ctx, ex.ID, func(err error) { s.cancelTurn(ex.ID, fmt.Errorf("%w: %w", errLeaseLost, err)) })
 	defer stop()
 
 	req, page, err := s.turnRequest(db, t, in)
@@ -210,7 +210,11 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	})
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLeaseLost):
-		return nil, fmt.Errorf("turn on exchange %d: %w", ex.ID, models.ErrLeaseLost)
+		lost := models.ErrLeaseLost
+		if errors.Is(cause, models.ErrExchangeGone) { // deleted, maybe with its account: 410, not 500
+			lost = models.ErrExchangeGone
+		}
+		return nil, fmt.Errorf("turn on exchange %d: %w", ex.ID, lost)
 	case errors.Is(cause, errStopped):
 		res.Stopped = true
 		resp = &models.AgentResponse{

@@ -194,6 +194,10 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 	if n.Origin == w.tag {
 		return nil // committed here: told already
 	}
+	if n.Kind == models.NotifyAccount {
+		w.hub.Recheck(n.User)
+		return nil
+	}
 	if n.Kind == models.NotifyExchange {
 		// Whether its reply's pieces are taken follows the turn's state,
 		// whoever watches (a tab may open mid-reply).

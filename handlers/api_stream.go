@@ -28,7 +28,9 @@ import (
 // Another user's exchange or a missing one answers 404 before anything is
 // streamed; a user holding 32 streams gets 429. The stream ends when the
 // client goes away (noticed at the next write: keep-alives bound the wait),
-// the exchange is deleted, or the server shuts down.
+// the exchange is deleted, the key or session it was opened with ends (its
+// account deleted or disabled, the key revoked, the session signed out or
+// ended by a password change), or the server shuts down.
 func (h *Handlers) apiStream(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -48,7 +50,7 @@ func (h *Handlers) apiStream(c *fiber.Ctx) error {
 	}
 	// fasthttp runs the writer at once, in its own goroutine, whatever
 	// becomes of the response: run gives the slot back.
-	st := &apiStreamer{h: h, userID: userID, exchangeID: id, since: -1, shutdown: c.Context().Done(), release: release}
+	st := &apiStreamer{h: h, userID: userID, who: h.principalOf(c), exchangeID: id, since: -1, shutdown: c.Context().Done(), release: release}
 	if since != nil {
 		st.since = *since
 	}
@@ -67,6 +69,7 @@ func (h *Handlers) apiStream(c *fiber.Ctx) error {
 type apiStreamer struct {
 	h          *Handlers
 	userID     int64
+	who        principal // checked again when the account changes (principal.go)
 	exchangeID int64
 	since      int64 // the client has the entries up to this seq
 	lastID     int64 // or up to this entry id (Last-Event-ID), when set
@@ -100,7 +103,14 @@ func (st *apiStreamer) run(w *bufio.Writer) {
 		case <-st.shutdown:
 			return
 		case <-keepAlive.C:
+			if !st.signedIn(ctx) {
+				return
+			}
 			_, err = w.WriteString(": keep-alive\n\n")
+		case <-sub.Check:
+			if !st.signedIn(ctx) {
+				return
+			}
 		case e := <-sub.C:
 			if sub.Lagged() {
 				err = st.catchUp(ctx, w) // events were dropped: read what they pointed to
@@ -113,6 +123,19 @@ func (st *apiStreamer) run(w *bufio.Writer) {
 	if err != nil && !errors.Is(err, errStreamEnded) && !errors.Is(err, errStreamWrite) {
 		st.h.log.Error("event stream failed", "exchange", st.exchangeID, "err", err)
 	}
+}
+
+// signedIn says whether the stream may still speak as its user: its key
+// was not revoked, or its session did not end, and the account is still
+// there and enabled. A database that cannot say keeps the stream, to be
+// checked again.
+func (st *apiStreamer) signedIn(ctx context.Context) bool {
+	ok, err := st.h.stillValid(ctx, st.who)
+	if err != nil {
+		st.h.log.Warn("event stream: check the principal", "user", st.userID, "err", err)
+		return true
+	}
+	return ok
 }
 
 // catchUp writes the entries the client lacks, then the turn's state.

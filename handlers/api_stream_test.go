@@ -25,7 +25,8 @@ type sseStream struct {
 	cancel context.CancelFunc
 }
 
-// openStream GETs the stream with the client's API key and reads its events.
+// openStream GETs the stream with the client's API key (without one, its
+// cookies) and reads its events.
 func (c *client) openStream(t *testing.T, addr, path string) *sseStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -33,7 +34,11 @@ func (c *client) openStream(t *testing.T, addr, path string) *sseStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("x-api-key", c.apiKey)
+	if c.apiKey != "" {
+		req.Header.Set("x-api-key", c.apiKey)
+	} else {
+		req.Header.Set("Cookie", c.cookieHeader())
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()

@@ -127,6 +127,9 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 	if err := h.sessions.Destroy(c.UserContext()); err != nil {
 		return err
 	}
+	if u := currentUser(c); u != nil {
+		h.hub.Recheck(u.ID) // this session's sockets and streams end (principal.go)
+	}
 	return redirect(c, paths.Login)
 }
 
@@ -134,7 +137,8 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 // then an unsafe method must carry the X-CSRF-Token header).
 func (h *Handlers) apiAuth(c *fiber.Ctx) error {
 	if key := c.Get("x-api-key"); key != "" {
-		u, err := h.store.UserByAPIKey(c.UserContext(), HashAPIKey(key))
+		hash := HashAPIKey(key)
+		u, err := h.store.UserByAPIKey(c.UserContext(), hash)
 		if errors.Is(err, models.ErrNotFound) {
 			return fiber.NewError(fiber.StatusUnauthorized, "Invalid API key")
 		}
@@ -145,6 +149,7 @@ func (h *Handlers) apiAuth(c *fiber.Ctx) error {
 			return fiber.NewError(fiber.StatusUnauthorized, "This account is disabled")
 		}
 		c.Locals(localUser, u)
+		c.Locals(localAPIKey, hash) // what an event stream checks again (principal.go)
 		return c.Next()
 	}
 	if currentUser(c) == nil {

@@ -32,6 +32,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, ie.Msg
 	case errors.Is(err, models.ErrNotFound):
 		return fiber.StatusNotFound, "Not found"
+	case errors.Is(err, models.ErrExchangeGone):
+		return fiber.StatusGone, goneMessage
 	case tooMany(err) != nil:
 		return fiber.StatusTooManyRequests, tooMany(err).Error()
 	case conflict(err) != nil:
@@ -51,6 +53,10 @@ func classify(err error) (int, string) {
 		return fiber.StatusInternalServerError, "Something went wrong on our side. It has been logged; please try again."
 	}
 }
+
+// goneMessage answers a request that waited for a reply in a conversation
+// deleted meanwhile: by another tab, with its page, or with the account.
+const goneMessage = "This conversation was deleted (or your account was) while the reply was being written."
 
 // conflicts are the errors that answer 409: the request clashes with the
 // state of the conversation or page.

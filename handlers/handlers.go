@@ -31,6 +31,7 @@ type Store interface {
 	UserByID(ctx context.Context, id int64) (*models.User, error)
 	UserByUsername(ctx context.Context, username string) (*models.User, error)
 	UserByAPIKey(ctx context.Context, keyHash string) (*models.User, error)
+	PrincipalValid(ctx context.Context, userID, epoch int64, keyHash string) (bool, error)
 	APIKeys(ctx context.Context, userID int64) ([]models.APIKey, error)
 	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
 	DeleteAPIKey(ctx context.Context, userID, id int64) error

@@ -56,6 +56,7 @@ const localLive = "live"
 // liveClient is the signed-in tab, as resolved before the upgrade.
 type liveClient struct {
 	userID   int64
+	who      principal       // checked again when the account changes (principal.go)
 	csrf     string          // for the forms in the fragments
 	shutdown <-chan struct{} // closed when the server shuts down
 	slot     *liveSlot       // the user's live-socket slot this tab holds
@@ -120,7 +121,7 @@ func (h *Handlers) liveUpgrade(c *fiber.Ctx) error {
 		return err
 	}
 	slot := &liveSlot{release: release}
-	c.Locals(localLive, &liveClient{userID: u.ID, csrf: h.csrfToken(c), shutdown: c.Context().Done(), slot: slot})
+	c.Locals(localLive, &liveClient{userID: u.ID, who: h.principalOf(c), csrf: h.csrfToken(c), shutdown: c.Context().Done(), slot: slot})
 	if err := c.Next(); err != nil {
 		slot.abandon() // no upgrade
 		return err
@@ -255,7 +256,15 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 			s.close(websocket.CloseServiceRestart, "Palaver is restarting") // the tab reconnects
 			return nil
 		case <-ping.C:
+			if !s.signedIn() {
+				return nil
+			}
 			if s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(liveWriteTimeout)) != nil {
+				return nil
+			}
+			continue
+		case <-s.sub.Check:
+			if !s.signedIn() {
 				return nil
 			}
 			continue
@@ -271,6 +280,23 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 			return err
 		}
 	}
+}
+
+// signedIn checks that the tab's session may still speak as its user, and
+// when it may not (the account was deleted or disabled, the session signed
+// out or moved off its epoch by a password change), closes the connection:
+// the tab's reconnect is refused unless its cookie signs it in again. A
+// database that cannot say keeps the connection, to be checked again.
+func (s *liveSession) signedIn() bool {
+	ok, err := s.h.stillValid(s.ctx, s.who)
+	if err != nil {
+		s.h.log.Warn("live: check the session", "user", s.userID, "err", err)
+		return true
+	}
+	if !ok {
+		s.close(websocket.ClosePolicyViolation, "Signed out")
+	}
+	return ok
 }
 
 // watch switches the connection to the exchange the tab shows and sends it

@@ -166,6 +166,9 @@ func (s *Store) AdminSetDisabled(ctx context.Context, actorID, userID int64, dis
 		}
 		return tx.Take(&out, target.ID).Error
 	})
+	if err == nil && disabled {
+		s.tellAccount(userID)
+	}
 	return &out, wrap("admin set disabled", err)
 }
 
@@ -191,6 +194,9 @@ func (s *Store) AdminSetPassword(ctx context.Context, actorID, userID int64, pas
 		}
 		return tx.Take(&out, target.ID).Error
 	})
+	if err == nil {
+		s.tellAccount(userID)
+	}
 	return &out, revoked, wrap("admin set password", err)
 }
 
@@ -221,6 +227,9 @@ func (s *Store) AdminDeleteUser(ctx context.Context, actorID, userID int64) (Use
 		d, err = deleteUserTx(tx, target)
 		return err
 	})
+	if err == nil {
+		s.tellAccount(userID)
+	}
 	return d, wrap("admin delete user", err)
 }
 
@@ -247,6 +256,9 @@ func (s *Store) DeleteOwnAccount(ctx context.Context, userID int64) (UserDeletio
 		d, err = deleteUserTx(tx, &target)
 		return err
 	})
+	if err == nil {
+		s.tellAccount(userID)
+	}
 	return d, wrap("delete own account", err)
 }
 
@@ -304,6 +316,9 @@ func (s *Store) SetOwnPassword(ctx context.Context, userID int64, passwordHash s
 		}
 		return tx.Take(&out, userID).Error
 	})
+	if err == nil {
+		s.tellAccount(userID) // the caller's own session moves to the new epoch
+	}
 	return &out, wrap("set own password", err)
 }
 

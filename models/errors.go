@@ -1,6 +1,9 @@
 package models
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrNotFound means the row does not exist or belongs to another user: the two
 // are deliberately indistinguishable.
@@ -21,6 +24,11 @@ var ErrNoAssistantMessage = errors.New("this conversation has no reply to rate y
 // ErrLeaseLost means the turn's lease was taken from its owner (it was judged
 // dead and failed), so the owner must not write to the exchange any more.
 var ErrLeaseLost = errors.New("the turn's lease was lost")
+
+// ErrExchangeGone means the exchange was deleted (alone, or with its page or
+// its account) while its turn ran: the lease went with it. It is also an
+// ErrLeaseLost, so what stops writing on a lost lease stops on it too.
+var ErrExchangeGone = fmt.Errorf("the conversation was deleted while its reply was being written: %w", ErrLeaseLost)
 
 // ErrBadCursor means a pagination cursor could not be read.
 var ErrBadCursor = errors.New("invalid cursor")

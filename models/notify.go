@@ -32,6 +32,10 @@ const (
 	// H stands for the family now (deletions.go; sent in the deleting
 	// transaction, so it comes before X's own "x").
 	NotifyFamily = "f"
+	// NotifyAccount: user U's account was deleted or disabled, moved to a
+	// new session epoch, or lost an API key (migration 00017): its sockets
+	// and streams check whether they may still speak as it.
+	NotifyAccount = "a"
 )
 
 // Notice is a notification's payload.

@@ -31,6 +31,8 @@ type Store struct {
 	tag     string         // the application_name of its PostgreSQL sessions (notify.go)
 	// onDeleted hears the deletions once committed (deletions.go).
 	onDeleted atomic.Pointer[func([]Deletion)]
+	// onAccount hears the accounts whose sessions or keys ended (principals.go).
+	onAccount atomic.Pointer[func(userID int64)]
 }
 
 // Options tune how a database is opened.

@@ -129,7 +129,7 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 			return err
 		}
 		if !updated {
-			return ErrLeaseLost
+			return lostLease(tx, exchangeID)
 		}
 		return nil
 	})
@@ -213,7 +213,7 @@ func release(tx *gorm.DB, exchangeID int64, owner, status string, staleBefore *t
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrLeaseLost
+		return lostLease(tx, exchangeID)
 	}
 	return nil
 }
@@ -227,8 +227,13 @@ func appendEntry(tx *gorm.DB, exchangeID int64, m *Message) (*Message, error) {
 	}
 	m.Seq = nil
 	if err := insertEntry(tx, exchangeID, m); err != nil {
-		if errors.Is(err, gorm.ErrDuplicatedKey) {
+		switch {
+		case errors.Is(err, gorm.ErrDuplicatedKey):
 			return nil, ErrSeqTaken
+		case errors.Is(err, gorm.ErrForeignKeyViolated):
+			// A message references nothing but its exchange: it was
+			// deleted while the turn ran (alone, or with its account).
+			return nil, ErrExchangeGone
 		}
 		return nil, err
 	}
@@ -280,6 +285,20 @@ func (s *Store) Heartbeat(ctx context.Context, exchangeID int64, owner string) e
 	return wrap("heartbeat", err)
 }
 
+// lostLease is why a lease the owner held is no longer its own: the exchange
+// is gone (ErrExchangeGone: deleted, maybe with its account), or the lease
+// was taken over (ErrLeaseLost).
+func lostLease(tx *gorm.DB, exchangeID int64) error {
+	var n int64
+	if err := tx.Model(&Exchange{}).Where("id = ?", exchangeID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrExchangeGone
+	}
+	return ErrLeaseLost
+}
+
 // renewLease renews owner's lease on a running turn, or gives ErrLeaseLost.
 // A heartbeat is not activity: updated_at stays.
 func renewLease(tx *gorm.DB, exchangeID int64, owner string) error {
@@ -290,7 +309,7 @@ func renewLease(tx *gorm.DB, exchangeID int64, owner string) error {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrLeaseLost
+		return lostLease(tx, exchangeID)
 	}
 	return nil
 }

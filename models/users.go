@@ -140,6 +140,7 @@ func (s *Store) DeleteAPIKey(ctx context.Context, userID, id int64) error {
 	if res.RowsAffected == 0 {
 		return fmt.Errorf("delete api key %d: %w", id, ErrNotFound)
 	}
+	s.tellAccount(userID)
 	return nil
 }
 
