@@ -250,7 +250,7 @@ var chatHTMXAlert = regexp.MustCompile(`data-testid="alert"`)
 // withChatProvider runs the app's agents on p instead of the builtin one.
 func withChatProvider(p agents.Provider) appOption {
 	return func(d *handlers.Deps) {
-		d.Agents = agents.New(d.Store.(agents.Store), p, agents.Options{Logger: d.Logger, Hub: d.Hub})
+		d.Agents = agents.New(d.Store, p, agents.Options{Logger: d.Logger, Hub: d.Hub})
 	}
 }
 
