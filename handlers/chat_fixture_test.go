@@ -16,6 +16,7 @@ import (
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -26,63 +27,17 @@ import (
 // chatDoc parses a response body as the browser would.
 func chatDoc(t *testing.T, res *http.Response) *html.Node {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(bodyOf(res)))
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	return doc
+	return htmltest.Parse(t, bodyOf(res))
 }
 
-func chatFind(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func chatAttr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func chatByTestID(n *html.Node, id string) []*html.Node {
-	return chatFind(n, func(e *html.Node) bool { v, _ := chatAttr(e, "data-testid"); return v == id })
-}
-
-func chatByID(n *html.Node, id string) *html.Node {
-	got := chatFind(n, func(e *html.Node) bool { v, _ := chatAttr(e, "id"); return v == id })
-	if len(got) == 0 {
-		return nil
-	}
-	return got[0]
-}
-
-func chatText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
-}
+// The chat tests' names for the HTML queries of package htmltest.
+var (
+	chatFind     = htmltest.FindAll
+	chatAttr     = htmltest.Attr
+	chatByTestID = htmltest.ByTestID
+	chatByID     = htmltest.ByID
+	chatText     = htmltest.Text
+)
 
 // chatMsg is a transcript entry as the page shows it.
 type chatMsg struct {
