@@ -30,15 +30,6 @@ func chatDoc(t *testing.T, res *http.Response) *html.Node {
 	return htmltest.Parse(t, bodyOf(res))
 }
 
-// The chat tests' names for the HTML queries of package htmltest.
-var (
-	chatFind     = htmltest.FindAll
-	chatAttr     = htmltest.Attr
-	chatByTestID = htmltest.ByTestID
-	chatByID     = htmltest.ByID
-	chatText     = htmltest.Text
-)
-
 // chatMsg is a transcript entry as the page shows it.
 type chatMsg struct {
 	ID   string
@@ -49,10 +40,10 @@ type chatMsg struct {
 // chatTranscript lists the messages on a page.
 func chatTranscript(doc *html.Node) []chatMsg {
 	var out []chatMsg
-	for _, m := range chatByTestID(doc, "message") {
-		id, _ := chatAttr(m, "id")
-		role, _ := chatAttr(m, "data-role")
-		out = append(out, chatMsg{ID: id, Role: role, Text: chatText(m)})
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		id, _ := htmltest.Attr(m, "id")
+		role, _ := htmltest.Attr(m, "data-role")
+		out = append(out, chatMsg{ID: id, Role: role, Text: htmltest.Text(m)})
 	}
 	return out
 }
@@ -60,8 +51,8 @@ func chatTranscript(doc *html.Node) []chatMsg {
 // chatHistoryIDs lists the exchange ids of the history items, in order.
 func chatHistoryIDs(doc *html.Node) []int64 {
 	var out []int64
-	for _, it := range chatByTestID(doc, "history-item") {
-		v, _ := chatAttr(it, "data-exchange-id")
+	for _, it := range htmltest.ByTestID(doc, "history-item") {
+		v, _ := htmltest.Attr(it, "data-exchange-id")
 		id, _ := strconv.ParseInt(v, 10, 64)
 		out = append(out, id)
 	}
@@ -71,11 +62,11 @@ func chatHistoryIDs(doc *html.Node) []int64 {
 // chatComposerExchange is the exchange_id the composer would post.
 func chatComposerExchange(t *testing.T, doc *html.Node) string {
 	t.Helper()
-	in := chatByID(doc, "composer-exchange")
+	in := htmltest.ByID(doc, "composer-exchange")
 	if in == nil {
 		t.Fatal("no composer exchange_id field")
 	}
-	v, _ := chatAttr(in, "value")
+	v, _ := htmltest.Attr(in, "value")
 	return v
 }
 
