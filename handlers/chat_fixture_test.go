@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/dbtest"
 	"palaver/internal/htmltest"
 	"palaver/models"
 )
@@ -105,34 +105,21 @@ func (c *client) chatScreen(t *testing.T, path string) *html.Node {
 // ratings) so a test can prove a refused request changed nothing.
 func (a *testApp) chatSnapshot() string {
 	a.t.Helper()
+	return a.dump(
+		"SELECT id, user_id, scope, title, turn_count, updated_at FROM exchanges ORDER BY id",
+		"SELECT id, exchange_id, role, content, COALESCE(feedback, -9), COALESCE(feedback_comment, '<nil>') FROM messages ORDER BY id",
+	)
+}
+
+// dump prints the rows the queries answer (dbtest.Dump on the app's
+// database), for a snapshot.
+func (a *testApp) dump(queries ...string) string {
+	a.t.Helper()
 	db, err := a.store.SQL()
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, q := range []string{
-		"SELECT id, user_id, scope, title, turn_count, updated_at FROM exchanges ORDER BY id",
-		"SELECT id, exchange_id, role, content, COALESCE(feedback, -9), COALESCE(feedback_comment, '<nil>') FROM messages ORDER BY id",
-	} {
-		rows, err := db.Query(q)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				a.t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rows.Close()
-	}
-	return b.String()
+	return dbtest.Dump(a.t, db, queries...)
 }
 
 // chatExec runs a statement on the test database (to arrange times).

@@ -159,36 +159,11 @@ func (a *testApp) revisions(userID, pageID int64) []models.RevisionSummary {
 // prove a refused request changed nothing.
 func (a *testApp) pageSnapshot() string {
 	a.t.Helper()
-	db, err := a.store.SQL()
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString(a.chatSnapshot())
-	for _, q := range []string{
+	return a.chatSnapshot() + a.dump(
 		"SELECT id, user_id, title, content, updated_at, COALESCE(deleted_at, 'live') FROM pages ORDER BY id",
 		"SELECT id, page_id, content, edit_source, COALESCE(message_id, 0) FROM page_revisions ORDER BY id",
 		"SELECT message_id, user_id FROM proposal_rejections ORDER BY message_id",
-	} {
-		rows, err := db.Query(q)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				a.t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rows.Close()
-	}
-	return b.String()
+	)
 }
 
 // pageCount counts rows of table matching where.

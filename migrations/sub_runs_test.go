@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/dbtest"
 	"palaver/migrations"
 	"palaver/models"
 )
@@ -42,30 +43,8 @@ func rowsOf(t *testing.T, db *sql.DB, cols map[string][]string, tables ...string
 	t.Helper()
 	var b strings.Builder
 	for _, table := range tables {
-		rows, err := db.Query("SELECT " + strings.Join(cols[table], ", ") + " FROM " + table + " ORDER BY 1")
-		if err != nil {
-			t.Fatalf("rows of %s: %v", table, err)
-		}
 		fmt.Fprintln(&b, "#", table)
-		vals, ptrs := make([]any, len(cols[table])), make([]any, len(cols[table]))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					vals[i] = string(bs)
-				}
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
+		b.WriteString(dbtest.Dump(t, db, "SELECT "+strings.Join(cols[table], ", ")+" FROM "+table+" ORDER BY 1"))
 	}
 	return b.String()
 }
