@@ -2,6 +2,10 @@
 // executes it on a provider (the offline builtin one, or an OpenAI-compatible
 // endpoint), and drives a turn through the store: user message first, then the
 // reply or an error row.
+//
+// Interfaces only where a test has a fake or there are several
+// implementations (Provider, Slots); the service and its waker take the
+// concrete *models.Store, so a new query is written once.
 package agents
 
 import (

@@ -15,12 +15,6 @@ import (
 // its own deletions from the store (models.Store.OnDeleted); on PostgreSQL
 // the others hear them through the waker (NotifyFamily).
 
-// deletionSource is a store that tells of the exchanges it deletes
-// (models.Store).
-type deletionSource interface {
-	OnDeleted(f func([]models.Deletion))
-}
-
 // publishDeletions tells the users' tabs of committed deletions.
 func (s *Service) publishDeletions(ds []models.Deletion) {
 	for _, d := range ds {

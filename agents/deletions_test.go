@@ -2,10 +2,10 @@ package agents
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
+	"palaver/internal/pgtest"
 	"palaver/models"
 )
 
@@ -18,14 +18,14 @@ func TestBranchDeletionsReachOtherProcesses(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ann := newUser(t, here, "ann")
-	there, err := models.Open(os.Getenv("PALAVER_TEST_POSTGRES"), models.Options{})
+	there, err := models.Open(pgtest.DSN(t), models.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer there.Close()
 	local := New(here, &Builtin{}, Options{Logger: quiet})
 	remote := New(there, &Builtin{}, Options{Logger: quiet})
-	w := StartWaker(ctx, remote, there, os.Getenv("PALAVER_TEST_POSTGRES"))
+	w := StartWaker(ctx, remote, there, pgtest.DSN(t))
 	for deadline := time.Now().Add(10 * time.Second); w.connects.Load() == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the waker never listened")

@@ -20,31 +20,6 @@ import (
 // MaxQueryLength bounds a user message, in characters.
 const MaxQueryLength = 100_000
 
-// Store is what the service needs of models.Store.
-type Store interface {
-	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
-	Page(ctx context.Context, userID, id int64) (*models.Page, error)
-	JobExchange(ctx context.Context, userID int64, jobID string) (*models.Exchange, error)
-	FirstAnswer(ctx context.Context, userID, exchangeID int64) (*models.Message, error)
-	StartTurn(ctx context.Context, t models.TurnStart) (*models.Exchange, *models.Message, error)
-	RecentContext(ctx context.Context, userID, exchangeID int64, limit int) ([]models.Message, error)
-	Heartbeat(ctx context.Context, exchangeID int64, owner string) error
-	FinishTurnHeader(ctx context.Context, exchangeID int64, owner string, entries ...*models.Message) (*models.Exchange, error)
-	ExchangeScope(ctx context.Context, userID, id int64) (string, error)
-	FailTurn(ctx context.Context, exchangeID int64, owner, reason string) (*models.Message, error)
-	AppendEntry(ctx context.Context, exchangeID int64, owner string, m *models.Message) (*models.Message, error)
-	RetryTurn(ctx context.Context, userID, exchangeID int64, owner string, maxAttempts int64) (*models.Exchange, *models.Message, error)
-	RecoverStaleTurns(ctx context.Context, staleBefore time.Time, reason string) ([]models.Exchange, error)
-	RunningTurns(ctx context.Context) ([]models.Exchange, error)
-	Fork(ctx context.Context, userID, exchangeID, seq int64) (*models.Exchange, error)
-	StartFork(ctx context.Context, f models.ForkStart) (*models.Exchange, *models.Message, error)
-	RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq *int64) (int64, error)
-	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
-	StartSubRun(ctx context.Context, t models.SubRunStart) (*models.Exchange, *models.SubRun, error)
-	FinishSubRun(ctx context.Context, exchangeID int64, owner, status, result string, entries ...*models.Message) (*models.SubRun, error)
-	ReplaceTitle(ctx context.Context, userID, exchangeID int64, was, title string) (*models.Exchange, bool, error)
-}
-
 // Options configure a Service.
 type Options struct {
 	// ContextMessages bounds how many recent log entries an agent sees.
@@ -73,7 +48,7 @@ type Options struct {
 
 // Service runs agents and the turns that call them.
 type Service struct {
-	store    Store
+	store    *models.Store
 	provider Provider
 	hub      *Hub
 	owner    string // this process, as the holder of turn leases
@@ -93,7 +68,7 @@ type Service struct {
 }
 
 // New builds a service over a store and a provider.
-func New(store Store, provider Provider, opts Options) *Service {
+func New(store *models.Store, provider Provider, opts Options) *Service {
 	if opts.ContextMessages <= 0 {
 		opts.ContextMessages = 40
 	}
@@ -129,19 +104,9 @@ func New(store Store, provider Provider, opts Options) *Service {
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
 		running: map[int64]*running{}, bg: bg, stopBg: stopBg,
 	}
-	if d, ok := store.(deletionSource); ok {
-		d.OnDeleted(s.publishDeletions) // deletions.go
-	}
-	if a, ok := store.(accountSource); ok {
-		a.OnAccountChanged(s.hub.Recheck) // the account's sockets and streams check who they speak as
-	}
+	store.OnDeleted(s.publishDeletions)   // deletions.go
+	store.OnAccountChanged(s.hub.Recheck) // the account's sockets and streams check who they speak as
 	return s
-}
-
-// accountSource is a store that tells of the accounts whose sessions or
-// keys it ended (models.Store.OnAccountChanged).
-type accountSource interface {
-	OnAccountChanged(f func(userID int64))
 }
 
 // Hub is where the service publishes its turns' events.

@@ -32,19 +32,6 @@ import (
 // connection holds an advisory lock while its process lives). SQLite has
 // no waker: one process tells its own subscribers in memory.
 
-// WakeStore is what the waker needs of models.Store.
-type WakeStore interface {
-	WakeExchange(ctx context.Context, id int64) (*models.Exchange, error)
-	WakeEntries(ctx context.Context, exchangeID, from, to int64) ([]models.Message, error)
-	Notify(ctx context.Context, payload string) error
-	RequestStop(ctx context.Context, userID, exchangeID int64) (bool, error)
-	TakeStopRequests(ctx context.Context, owner string, exchangeIDs ...int64) ([]int64, error)
-	OwnerAlive(ctx context.Context, owner string) (bool, error)
-	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
-	Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]models.Message, error)
-	ProcessTag() string
-}
-
 const (
 	// deltaEvery spaces the notifications carrying a process's reply
 	// pieces: at most about ten a second, whatever the model's pace.
@@ -62,7 +49,7 @@ const (
 // hears.
 type Waker struct {
 	dsn   string
-	store WakeStore
+	store *models.Store
 	svc   *Service
 	hub   *Hub
 	log   *slog.Logger
@@ -91,7 +78,7 @@ type remoteReply struct {
 // service's reply pieces on, and from then on the service's Stop reaches
 // turns of other processes, ReplySoFar their replies, and RecoverStaleTurns
 // knows which owners are gone. Call it before the service runs turns.
-func StartWaker(ctx context.Context, svc *Service, store WakeStore, dsn string) *Waker {
+func StartWaker(ctx context.Context, svc *Service, store *models.Store, dsn string) *Waker {
 	w := &Waker{
 		dsn: dsn, store: store, svc: svc, hub: svc.hub, log: svc.opts.Logger, tag: store.ProcessTag(),
 		replies: map[int64]*remoteReply{}, kick: make(chan struct{}, 1),

@@ -2,44 +2,27 @@ package agents
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"palaver/internal/pgtest"
 	"palaver/models"
 )
 
-// newPostgresStore opens the database named by PALAVER_TEST_POSTGRES,
-// holding the lock every package's PostgreSQL tests take, wiped and
-// migrated; it skips the test without one.
+// newPostgresStore takes the shared PostgreSQL database for the test, wiped
+// and migrated (pgtest.Fresh), with a connection of its own to it; it skips
+// the test without one.
 func newPostgresStore(t *testing.T) (*models.Store, *pgx.Conn) {
 	t.Helper()
-	dsn := os.Getenv("PALAVER_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set PALAVER_TEST_POSTGRES to a postgres:// URL to run this test on PostgreSQL")
-	}
+	s := pgtest.Fresh(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(ctx) })
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(7265100)"); err != nil { // models' postgresTestLock
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
-	s, err := models.Open(dsn, models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return s, conn
 }
 
@@ -70,7 +53,7 @@ func TestRecoveryFailsTurnsOfOwnersGoneOnOtherHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := New(s, &Builtin{}, Options{Logger: quiet, AutoRetries: 1})
-	StartWaker(ctx, svc, s, os.Getenv("PALAVER_TEST_POSTGRES"))
+	StartWaker(ctx, svc, s, pgtest.DSN(t))
 	sub := svc.Hub().Subscribe(ann)
 	defer sub.Close()
 	if n, err := svc.RecoverStaleTurns(ctx); err != nil || n != 1 {

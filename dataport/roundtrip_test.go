@@ -13,19 +13,11 @@ import (
 	"testing"
 
 	"palaver/dataport"
+	"palaver/internal/pgtest"
 	"palaver/models"
 	"palaver/transfer"
 	"palaver/transfer/transfertest"
 )
-
-// postgresEnv names the variable that holds a postgres:// URL for the
-// PostgreSQL runs of these tests. Unset, those runs are skipped.
-const postgresEnv = "PALAVER_TEST_POSTGRES"
-
-// postgresTestLock is the advisory lock every test that wipes the
-// PostgreSQL test database holds (models' tests take the same one), so
-// that test binaries of different packages take turns on it.
-const postgresTestLock = 7_265_100
 
 // eachDB runs fn on a fresh SQLite store and, with PALAVER_TEST_POSTGRES,
 // on a fresh (wiped and migrated) PostgreSQL one.
@@ -42,40 +34,7 @@ func eachDB(t *testing.T, fn func(t *testing.T, s *models.Store)) {
 		}
 		fn(t, s)
 	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv(postgresEnv)
-		if dsn == "" {
-			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-		}
-		s, err := models.Open(dsn, models.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		db, err := s.SQL()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
-			conn.Close()
-		})
-		if _, err := db.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		fn(t, s)
-	})
+	t.Run("postgres", func(t *testing.T) { fn(t, pgtest.Fresh(t)) })
 }
 
 // exportOf exports a user's data and reads it back as items.

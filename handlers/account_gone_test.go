@@ -17,7 +17,7 @@ import (
 // withHeartbeat runs the app's agents on p with the given lease heartbeat.
 func withHeartbeat(p agents.Provider, beat time.Duration) appOption {
 	return func(d *handlers.Deps) {
-		d.Agents = agents.New(d.Store.(agents.Store), p, agents.Options{Logger: d.Logger, Hub: d.Hub, Heartbeat: beat})
+		d.Agents = agents.New(d.Store, p, agents.Options{Logger: d.Logger, Hub: d.Hub, Heartbeat: beat})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html"
 
 	"palaver/accounts"
+	"palaver/internal/htmltest"
 	"palaver/paths"
 )
 
@@ -67,23 +68,23 @@ func TestAccountPageSections(t *testing.T) {
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
 	for _, id := range []string{"api-keys", "api-key-create", "export-data", "delete-account", "account-link"} {
-		if len(chatByTestID(doc, id)) != 1 {
-			t.Errorf("/account has %d %q, want 1", len(chatByTestID(doc, id)), id)
+		if len(htmltest.ByTestID(doc, id)) != 1 {
+			t.Errorf("/account has %d %q, want 1", len(htmltest.ByTestID(doc, id)), id)
 		}
 	}
-	if href, _ := chatAttr(chatByTestID(doc, "export-data")[0], "href"); href != "/api/export" {
+	if href, _ := htmltest.Attr(htmltest.ByTestID(doc, "export-data")[0], "href"); href != "/api/export" {
 		t.Errorf("export-data links to %q", href)
 	}
-	if href, _ := chatAttr(chatByTestID(doc, "account-link")[0], "href"); href != paths.Account {
+	if href, _ := htmltest.Attr(htmltest.ByTestID(doc, "account-link")[0], "href"); href != paths.Account {
 		t.Errorf("the top bar's name links to %q", href)
 	}
 	// Every state-changing form carries the CSRF field.
-	for _, f := range chatFind(doc, func(n *chatNode) bool { return n.Data == "form" }) {
-		if m, _ := chatAttr(f, "method"); m != "post" {
+	for _, f := range htmltest.FindAll(doc, func(n *chatNode) bool { return n.Data == "form" }) {
+		if m, _ := htmltest.Attr(f, "method"); m != "post" {
 			continue
 		}
-		if len(chatFind(f, func(n *chatNode) bool { v, _ := chatAttr(n, "name"); return v == "csrf_token" })) != 1 {
-			action, _ := chatAttr(f, "action")
+		if len(htmltest.FindAll(f, func(n *chatNode) bool { v, _ := htmltest.Attr(n, "name"); return v == "csrf_token" })) != 1 {
+			action, _ := htmltest.Attr(f, "action")
 			t.Errorf("the form to %s has no CSRF field", action)
 		}
 	}
@@ -111,24 +112,24 @@ func TestAccountKeysCreateUseRevoke(t *testing.T) {
 	res = ann.postForm(paths.AccountKeys, url.Values{"name": {"laptop"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	vals := chatByTestID(doc, "api-key-value")
+	vals := htmltest.ByTestID(doc, "api-key-value")
 	if len(vals) != 1 {
 		t.Fatalf("the new key is shown %d times", len(vals))
 	}
-	key := strings.TrimSpace(chatText(vals[0]))
+	key := strings.TrimSpace(htmltest.Text(vals[0]))
 	if !strings.HasPrefix(key, "pal_") {
 		t.Fatalf("the key shown: %q", key)
 	}
-	if copyBtn := chatByTestID(doc, "api-key-copy"); len(copyBtn) != 1 {
+	if copyBtn := htmltest.ByTestID(doc, "api-key-copy"); len(copyBtn) != 1 {
 		t.Fatal("no Copy button")
-	} else if v, _ := chatAttr(copyBtn[0], "data-copy-text"); v != key {
+	} else if v, _ := htmltest.Attr(copyBtn[0], "data-copy-text"); v != key {
 		t.Errorf("the Copy button copies %q", v)
 	}
-	items := chatByTestID(doc, "api-key")
-	if len(items) != 1 || !strings.Contains(chatText(items[0]), "laptop") || !strings.Contains(chatText(items[0]), "last used never") {
+	items := htmltest.ByTestID(doc, "api-key")
+	if len(items) != 1 || !strings.Contains(htmltest.Text(items[0]), "laptop") || !strings.Contains(htmltest.Text(items[0]), "last used never") {
 		t.Fatalf("the key list: %d items", len(items))
 	}
-	idAttr, _ := chatAttr(items[0], "data-key-id")
+	idAttr, _ := htmltest.Attr(items[0], "data-key-id")
 	id, _ := strconv.ParseInt(idAttr, 10, 64)
 
 	// Shown once: the page does not show it again.
@@ -163,7 +164,7 @@ func TestAccountKeysCreateUseRevoke(t *testing.T) {
 		t.Fatalf("revoke goes to %q", loc)
 	}
 	doc = chatDoc(t, ann.get(paths.Account))
-	if len(chatByTestID(doc, "api-key")) != 0 || len(chatByTestID(doc, "account-notice")) != 1 {
+	if len(htmltest.ByTestID(doc, "api-key")) != 0 || len(htmltest.ByTestID(doc, "account-notice")) != 1 {
 		t.Error("after revoking: the key is still listed, or no notice")
 	}
 	if r, _ := api.api("GET", "/api/chat/history", nil); r.StatusCode != http.StatusUnauthorized {
@@ -263,7 +264,7 @@ func TestAccountDelete(t *testing.T) {
 	res = ann.postForm(paths.AccountDelete, url.Values{"password": {"correct horse"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	if len(chatByTestID(doc, "confirm")) != 1 || !strings.Contains(chatText(chatByTestID(doc, "confirm-message")[0]), "2 conversations") {
+	if len(htmltest.ByTestID(doc, "confirm")) != 1 || !strings.Contains(htmltest.Text(htmltest.ByTestID(doc, "confirm-message")[0]), "2 conversations") {
 		t.Fatalf("the confirmation page: %s", bodyOf(res))
 	}
 	if after := a.adminCounts(); !equalCounts(before, after) {
@@ -370,11 +371,11 @@ func accountImport(c *client, fields map[string]string, file []byte, header stri
 // importNote is the text of the one element with the test id, spaces
 // folded; "" when there is none.
 func importNote(doc *html.Node, id string) string {
-	n := chatByTestID(doc, id)
+	n := htmltest.ByTestID(doc, id)
 	if len(n) != 1 {
 		return ""
 	}
-	return strings.Join(strings.Fields(chatText(n[0])), " ")
+	return strings.Join(strings.Fields(htmltest.Text(n[0])), " ")
 }
 
 // TestAccountImport: the account page's form imports a file and shows the

@@ -1,36 +1,15 @@
 package handlers
 
 import (
-	"context"
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"palaver/models"
 	"palaver/paths"
-	"palaver/screens"
 	"palaver/views"
 )
-
-// AdminStore is what the admin area needs of models.Store: the reads its
-// screens make (screens.AdminStore: the only reads not scoped by a user,
-// called from admin handlers only), and its writes.
-type AdminStore interface {
-	screens.AdminStore
-
-	AdminOpenExchange(ctx context.Context, adminID, exchangeID int64, reason string) (*models.AdminExchangeRow, []models.Message, *models.AdminAudit, error)
-	AdminSetAdmin(ctx context.Context, actorID, userID int64, admin bool) (*models.User, error)
-	AdminSetDisabled(ctx context.Context, actorID, userID int64, disabled bool) (*models.User, error)
-	AdminSetPassword(ctx context.Context, actorID, userID int64, passwordHash string, revokeKeys bool) (*models.User, int64, error)
-	AdminDeleteUser(ctx context.Context, actorID, userID int64) (models.UserDeletion, error)
-	AdminPurgeOrphans(ctx context.Context, now time.Time) (int64, int64, error)
-	AdminSetRetention(ctx context.Context, enabled bool, days int64) (*models.Settings, error)
-	RunRetention(ctx context.Context, r models.RetentionRequest) (*models.RetentionRun, error)
-	AdminVacuum(ctx context.Context) (models.VacuumResult, error)
-}
 
 // sessAdminFlash holds the message an admin action leaves for the next
 // screen.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -25,18 +26,18 @@ func TestAdminOpenExchange(t *testing.T) {
 	doc := admin.chatScreen(t, gate)
 	// The gate names the conversation (its title, as the list does) and its
 	// owner, but shows none of its messages.
-	if body := chatText(doc); strings.Contains(body, "and then?") || strings.Contains(body, "reply to") ||
-		!strings.Contains(chatText(chatByTestID(doc, "admin-exchange-facts")[0]), "bob") {
+	if body := htmltest.Text(doc); strings.Contains(body, "and then?") || strings.Contains(body, "reply to") ||
+		!strings.Contains(htmltest.Text(htmltest.ByTestID(doc, "admin-exchange-facts")[0]), "bob") {
 		t.Fatalf("the gate shows the log, or not the owner: %s", body)
 	}
-	if len(chatByTestID(doc, "admin-log")) != 0 || a.apiCount("admin_audit") != 0 {
+	if len(htmltest.ByTestID(doc, "admin-log")) != 0 || a.apiCount("admin_audit") != 0 {
 		t.Fatal("the gate showed the log or recorded an opening")
 	}
-	if len(chatByTestID(doc, "admin-open-form")) != 1 {
+	if len(htmltest.ByTestID(doc, "admin-open-form")) != 1 {
 		t.Fatal("no form to open the conversation")
 	}
 	// Not opened yet: the owner sees nothing.
-	if n := len(chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")); n != 0 {
+	if n := len(htmltest.ByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")); n != 0 {
 		t.Fatal("the owner sees a notice before any opening")
 	}
 
@@ -48,25 +49,25 @@ func TestAdminOpenExchange(t *testing.T) {
 			t.Fatalf("after opening %d times, %d audit rows", i+1, n)
 		}
 		var roles []string
-		for _, e := range chatByTestID(doc, "admin-log-entry") {
-			r, _ := chatAttr(e, "data-role")
+		for _, e := range htmltest.ByTestID(doc, "admin-log-entry") {
+			r, _ := htmltest.Attr(e, "data-role")
 			roles = append(roles, r)
 		}
 		if got := strings.Join(roles, " "); got != "user tool_call tool_result assistant user error" {
 			t.Fatalf("log rows %q", got)
 		}
-		body := chatText(doc)
+		body := htmltest.Text(doc)
 		for _, want := range []string{"my secret plan", "search_docs", "pelicans", "the model endpoint timed out", "model test-model"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the log lacks %q", want)
 			}
 		}
 		// Read-only: no rating controls, no composer.
-		if len(chatByTestID(doc, "feedback")) != 0 || len(chatByTestID(doc, "chat-input")) != 0 ||
+		if len(htmltest.ByTestID(doc, "feedback")) != 0 || len(htmltest.ByTestID(doc, "chat-input")) != 0 ||
 			strings.Contains(bodyOf(res), "/chat/message/") {
 			t.Fatal("the admin view has the owner's controls")
 		}
-		note := chatText(chatByTestID(doc, "admin-audit-note")[0])
+		note := htmltest.Text(htmltest.ByTestID(doc, "admin-audit-note")[0])
 		if reason != "" && !strings.Contains(note, reason) {
 			t.Fatalf("audit note %q lacks the reason", note)
 		}
@@ -78,24 +79,24 @@ func TestAdminOpenExchange(t *testing.T) {
 	}
 
 	// The owner sees it on that conversation, not on another; ann sees nothing of bob's.
-	notice := chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")
-	if len(notice) != 1 || !strings.Contains(chatText(notice[0]), "An administrator opened this conversation on") ||
-		!strings.Contains(chatText(notice[0]), "3 times") {
+	notice := htmltest.ByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", ex)), "admin-viewed")
+	if len(notice) != 1 || !strings.Contains(htmltest.Text(notice[0]), "An administrator opened this conversation on") ||
+		!strings.Contains(htmltest.Text(notice[0]), "3 times") {
 		t.Fatalf("owner's notice: %v", notice)
 	}
-	if len(chatByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", other)), "admin-viewed")) != 0 {
+	if len(htmltest.ByTestID(bob.chatScreen(t, fmt.Sprintf("/chat/%d", other)), "admin-viewed")) != 0 {
 		t.Fatal("the notice shows on a conversation nobody opened")
 	}
 	mustStatus(t, ann.get(fmt.Sprintf("/chat/%d", ex)), http.StatusNotFound)
 
 	// The audit log lists the openings, newest first, with reasons.
 	doc = admin.chatScreen(t, "/admin/audit")
-	rows := chatByTestID(doc, "admin-audit-row")
-	if len(rows) != 3 || !strings.Contains(chatText(rows[0]), "boosted") || !strings.Contains(chatText(rows[2]), "support ticket 12") {
+	rows := htmltest.ByTestID(doc, "admin-audit-row")
+	if len(rows) != 3 || !strings.Contains(htmltest.Text(rows[0]), "boosted") || !strings.Contains(htmltest.Text(rows[2]), "support ticket 12") {
 		t.Fatalf("audit rows: %d", len(rows))
 	}
 	for _, r := range rows {
-		if txt := chatText(r); !strings.Contains(txt, "root") || !strings.Contains(txt, "bob") || !strings.Contains(txt, "my secret plan") {
+		if txt := htmltest.Text(r); !strings.Contains(txt, "root") || !strings.Contains(txt, "bob") || !strings.Contains(txt, "my secret plan") {
 			t.Fatalf("audit row %q", txt)
 		}
 	}
@@ -115,8 +116,8 @@ func TestAdminOpenExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc = admin.chatScreen(t, "/admin/audit")
-	if rows := chatByTestID(doc, "admin-audit-row"); len(rows) != 3 || !strings.Contains(chatText(rows[0]), fmt.Sprintf("#%d (deleted)", ex)) {
-		t.Fatalf("after deletion: %d rows, first %q", len(rows), chatText(rows[0]))
+	if rows := htmltest.ByTestID(doc, "admin-audit-row"); len(rows) != 3 || !strings.Contains(htmltest.Text(rows[0]), fmt.Sprintf("#%d (deleted)", ex)) {
+		t.Fatalf("after deletion: %d rows, first %q", len(rows), htmltest.Text(rows[0]))
 	}
 }
 
@@ -134,16 +135,16 @@ func TestAdminAuditPages(t *testing.T) {
 	path, pages := "/admin/audit", 0
 	for path != "" {
 		doc := admin.chatScreen(t, path)
-		for _, r := range chatByTestID(doc, "admin-audit-row") {
-			id, _ := chatAttr(r, "data-audit-id")
+		for _, r := range htmltest.ByTestID(doc, "admin-audit-row") {
+			id, _ := htmltest.Attr(r, "data-audit-id")
 			if seen[id] {
 				t.Fatalf("audit row %s shown twice", id)
 			}
 			seen[id] = true
 		}
 		path = ""
-		if next := chatByTestID(doc, "admin-next"); len(next) == 1 {
-			path, _ = chatAttr(next[0], "href")
+		if next := htmltest.ByTestID(doc, "admin-next"); len(next) == 1 {
+			path, _ = htmltest.Attr(next[0], "href")
 		}
 		pages++
 	}
@@ -152,7 +153,7 @@ func TestAdminAuditPages(t *testing.T) {
 	}
 	mustStatus(t, admin.get("/admin/audit?before=x"), http.StatusBadRequest)
 	doc := admin.chatScreen(t, fmt.Sprintf("/admin/audit?exchange=%d", ex+1))
-	if len(chatByTestID(doc, "admin-audit-row")) != 0 {
+	if len(htmltest.ByTestID(doc, "admin-audit-row")) != 0 {
 		t.Fatal("another exchange's filter lists rows")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -144,7 +145,7 @@ func TestAdminExchangesFilters(t *testing.T) {
 			if got := adminRowIDs(doc); !slices.Equal(got, want) {
 				t.Fatalf("rows %s, want %s", adminIDs(got), adminIDs(want))
 			}
-			total := chatText(chatByTestID(doc, "admin-total")[0])
+			total := htmltest.Text(htmltest.ByTestID(doc, "admin-total")[0])
 			if !strings.HasPrefix(total, strconv.Itoa(len(want))+" conversation") {
 				t.Fatalf("total %q, want %d", total, len(want))
 			}
@@ -172,10 +173,10 @@ func TestAdminExchangesRow(t *testing.T) {
 	s := newAdminListSeed(t)
 	doc := s.admin.chatScreen(t, "/admin/exchanges")
 	rows := map[int64]string{}
-	for _, r := range chatByTestID(doc, "admin-exchange-row") {
-		v, _ := chatAttr(r, "data-exchange-id")
+	for _, r := range htmltest.ByTestID(doc, "admin-exchange-row") {
+		v, _ := htmltest.Attr(r, "data-exchange-id")
 		id, _ := strconv.ParseInt(v, 10, 64)
-		rows[id] = chatText(r)
+		rows[id] = htmltest.Text(r)
 	}
 	for name, want := range map[string][]string{
 		"roadmap": {"ann", "Edit roadmap", "page: Roadmap", "page_assistant", "▲ 0 ▼ 0"},
@@ -199,9 +200,9 @@ func TestAdminExchangesRow(t *testing.T) {
 	if ex.Errors != 1 || !strings.Contains(row, strconv.FormatInt(ex.TurnCount, 10)) {
 		t.Fatalf("coder row %q, exchange %+v", row, ex)
 	}
-	link := chatFind(doc, func(n *chatNode) bool {
-		v, _ := chatAttr(n, "data-testid")
-		h, _ := chatAttr(n, "href")
+	link := htmltest.FindAll(doc, func(n *chatNode) bool {
+		v, _ := htmltest.Attr(n, "data-testid")
+		h, _ := htmltest.Attr(n, "href")
 		return v == "admin-exchange-link" && h == "/admin/exchanges/"+strconv.FormatInt(s.ids["coder"], 10)
 	})
 	if len(link) != 1 {
@@ -264,7 +265,7 @@ func TestAdminExchangesPages(t *testing.T) {
 	}
 	// Filters stay on the page links.
 	doc := admin.chatScreen(t, "/admin/exchanges?sort=turns&user="+strconv.FormatInt(users[0], 10))
-	next, _ := chatAttr(chatByTestID(doc, "admin-next")[0], "href")
+	next, _ := htmltest.Attr(htmltest.ByTestID(doc, "admin-next")[0], "href")
 	q, _ := url.ParseQuery(strings.TrimPrefix(next, "/admin/exchanges?"))
 	if q.Get("sort") != "turns" || q.Get("user") != strconv.FormatInt(users[0], 10) || q.Get("after") == "" {
 		t.Fatalf("next link %q loses the filters", next)
@@ -282,7 +283,7 @@ func TestAdminExchangesBadInput(t *testing.T) {
 		res := s.admin.get("/admin/exchanges?" + q)
 		mustStatus(t, res, http.StatusUnprocessableEntity)
 		doc := chatDoc(t, res)
-		if len(chatByTestID(doc, "filter-error")) != 1 || len(adminRowIDs(doc)) != 0 {
+		if len(htmltest.ByTestID(doc, "filter-error")) != 1 || len(adminRowIDs(doc)) != 0 {
 			t.Fatalf("%s: no error shown, or rows listed anyway", q)
 		}
 		res = s.admin.htmx("GET", "/admin/exchanges?"+q, nil)
@@ -295,7 +296,7 @@ func TestAdminExchangesBadInput(t *testing.T) {
 	// page, with a word about it.
 	for _, q := range []string{"after=garbage", "sort=turns&after=" + (models.AdminCursor{Sort: "size", Key: 1, ID: 1}).String()} {
 		doc := s.admin.chatScreen(t, "/admin/exchanges?"+q)
-		if len(chatByTestID(doc, "filter-error")) != 1 || len(adminRowIDs(doc)) != len(s.all) {
+		if len(htmltest.ByTestID(doc, "filter-error")) != 1 || len(adminRowIDs(doc)) != len(s.all) {
 			t.Fatalf("%s: %d rows", q, len(adminRowIDs(doc)))
 		}
 	}

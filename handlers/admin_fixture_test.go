@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -120,8 +121,8 @@ func (a *testApp) adminCounts() map[string]int {
 // adminRowIDs lists the exchange ids of the admin list's rows, in order.
 func adminRowIDs(doc *chatNode) []int64 {
 	var out []int64
-	for _, r := range chatByTestID(doc, "admin-exchange-row") {
-		v, _ := chatAttr(r, "data-exchange-id")
+	for _, r := range htmltest.ByTestID(doc, "admin-exchange-row") {
+		v, _ := htmltest.Attr(r, "data-exchange-id")
 		id, _ := strconv.ParseInt(v, 10, 64)
 		out = append(out, id)
 	}
@@ -140,8 +141,8 @@ func (c *client) adminWalk(t *testing.T, path string) []int64 {
 		doc := c.chatScreen(t, path)
 		all = append(all, adminRowIDs(doc)...)
 		path = ""
-		if next := chatByTestID(doc, "admin-next"); len(next) == 1 {
-			path, _ = chatAttr(next[0], "href")
+		if next := htmltest.ByTestID(doc, "admin-next"); len(next) == 1 {
+			path, _ = htmltest.Attr(next[0], "href")
 		}
 	}
 	return all
@@ -149,8 +150,8 @@ func (c *client) adminWalk(t *testing.T, path string) []int64 {
 
 // adminFlash is the message an admin page shows after an action ("" if none).
 func adminFlash(doc *chatNode) string {
-	if f := chatByTestID(doc, "admin-flash"); len(f) == 1 {
-		return chatText(f[0])
+	if f := htmltest.ByTestID(doc, "admin-flash"); len(f) == 1 {
+		return htmltest.Text(f[0])
 	}
 	return ""
 }

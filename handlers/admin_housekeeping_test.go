@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"palaver/internal/htmltest"
 )
 
 // TestAdminRetention drives the retention policy through its page: off by
@@ -28,11 +30,11 @@ func TestAdminRetention(t *testing.T) {
 	doomedMsgs := len(a.chatMessages(bob.user.ID, old)) + len(a.chatMessages(admin.user.ID, older))
 
 	doc := admin.chatScreen(t, "/admin/housekeeping")
-	box := chatByTestID(doc, "retention-enabled")[0]
-	if _, on := chatAttr(box, "checked"); on {
+	box := htmltest.ByTestID(doc, "retention-enabled")[0]
+	if _, on := htmltest.Attr(box, "checked"); on {
 		t.Fatal("retention is on by default")
 	}
-	if v, _ := chatAttr(chatByTestID(doc, "retention-days")[0], "value"); v != "365" {
+	if v, _ := htmltest.Attr(htmltest.ByTestID(doc, "retention-days")[0], "value"); v != "365" {
 		t.Fatalf("default days %q", v)
 	}
 
@@ -53,10 +55,10 @@ func TestAdminRetention(t *testing.T) {
 	res := admin.postForm("/admin/housekeeping/retention/dry-run", url.Values{"days": {"30"}})
 	mustStatus(t, res, http.StatusOK)
 	doc = chatDoc(t, res)
-	if got := chatText(chatByTestID(doc, "dry-run-result")[0]); !strings.Contains(got, "Dry run with 30 days: 2 conversations") {
+	if got := htmltest.Text(htmltest.ByTestID(doc, "dry-run-result")[0]); !strings.Contains(got, "Dry run with 30 days: 2 conversations") {
 		t.Fatalf("dry run with typed days: %q", got)
 	}
-	if v, _ := chatAttr(chatByTestID(doc, "retention-days")[0], "value"); v != "30" {
+	if v, _ := htmltest.Attr(htmltest.ByTestID(doc, "retention-days")[0], "value"); v != "30" {
 		t.Fatalf("the form forgot the typed days: %q", v)
 	}
 	if st, _ := a.store.Settings(t.Context()); st.RetentionEnabled || st.RetentionDays != 365 {
@@ -68,7 +70,7 @@ func TestAdminRetention(t *testing.T) {
 	if f := adminFlash(doc); !strings.Contains(f, "Retention is on") || !strings.Contains(f, "30 days") {
 		t.Fatalf("flash %q", f)
 	}
-	if _, on := chatAttr(chatByTestID(doc, "retention-enabled")[0], "checked"); !on {
+	if _, on := htmltest.Attr(htmltest.ByTestID(doc, "retention-enabled")[0], "checked"); !on {
 		t.Fatal("the form does not show the policy on")
 	}
 
@@ -77,13 +79,13 @@ func TestAdminRetention(t *testing.T) {
 	res = admin.postForm("/admin/housekeeping/retention/dry-run", nil)
 	mustStatus(t, res, http.StatusOK)
 	doc = chatDoc(t, res)
-	result := chatByTestID(doc, "dry-run-result")
-	if len(result) != 1 || !strings.Contains(chatText(result[0]), fmt.Sprintf("2 conversations (%d messages)", doomedMsgs)) {
-		t.Fatalf("dry run says %q", chatText(result[0]))
+	result := htmltest.ByTestID(doc, "dry-run-result")
+	if len(result) != 1 || !strings.Contains(htmltest.Text(result[0]), fmt.Sprintf("2 conversations (%d messages)", doomedMsgs)) {
+		t.Fatalf("dry run says %q", htmltest.Text(result[0]))
 	}
 	var listed []int64
-	for _, r := range chatByTestID(doc, "dry-run-row") {
-		id, _ := strconv.ParseInt(chatText(chatFind(r, func(n *chatNode) bool { return n.Data == "td" })[0]), 10, 64)
+	for _, r := range htmltest.ByTestID(doc, "dry-run-row") {
+		id, _ := strconv.ParseInt(htmltest.Text(htmltest.FindAll(r, func(n *chatNode) bool { return n.Data == "td" })[0]), 10, 64)
 		listed = append(listed, id)
 	}
 	if !slices.Equal(listed, doomed) {
@@ -98,7 +100,7 @@ func TestAdminRetention(t *testing.T) {
 	// Run now: confirmed first; then exactly the doomed go.
 	res = admin.postForm("/admin/housekeeping/retention/run", nil)
 	mustStatus(t, res, http.StatusOK)
-	if len(chatByTestID(chatDoc(t, res), "confirm")) != 1 {
+	if len(htmltest.ByTestID(chatDoc(t, res), "confirm")) != 1 {
 		t.Fatal("run now is not confirmed first")
 	}
 	if got := a.adminCounts(); !maps.Equal(got, want) {
@@ -122,9 +124,9 @@ func TestAdminRetention(t *testing.T) {
 	if f := adminFlash(doc); f != fmt.Sprintf("Retention deleted 2 conversations with %d messages.", doomedMsgs) {
 		t.Fatalf("flash %q", f)
 	}
-	runs := chatByTestID(doc, "retention-run-row")
-	if len(runs) != 3 || !strings.Contains(chatText(runs[0]), "deleted") || !strings.Contains(chatText(runs[1]), "dry run") ||
-		!strings.Contains(chatText(runs[0]), "root") {
+	runs := htmltest.ByTestID(doc, "retention-run-row")
+	if len(runs) != 3 || !strings.Contains(htmltest.Text(runs[0]), "deleted") || !strings.Contains(htmltest.Text(runs[1]), "dry run") ||
+		!strings.Contains(htmltest.Text(runs[0]), "root") {
 		t.Fatalf("runs shown: %d", len(runs))
 	}
 	// htmx asks with hx-confirm and sends confirmed=1: it gets HX-Redirect.
@@ -146,7 +148,7 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 		bob.user.ID, time.Now().UTC().Add(-2*time.Hour), time.Now().UTC().Add(-2*time.Hour))
 
 	doc := admin.chatScreen(t, "/admin/housekeeping")
-	if n := chatText(chatByTestID(doc, "orphan-count")[0]); n != "2 orphans found." {
+	if n := htmltest.Text(htmltest.ByTestID(doc, "orphan-count")[0]); n != "2 orphans found." {
 		t.Fatalf("orphans: %q", n)
 	}
 	before := a.adminCounts()
@@ -170,12 +172,12 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 	if f := adminFlash(doc); f != "Purged 2 orphaned conversations with 2 messages." {
 		t.Fatalf("flash %q", f)
 	}
-	if n := chatText(chatByTestID(doc, "orphan-count")[0]); n != "None found." {
+	if n := htmltest.Text(htmltest.ByTestID(doc, "orphan-count")[0]); n != "None found." {
 		t.Fatalf("after the purge: %q", n)
 	}
 
 	// VACUUM says what it did; the size is shown.
-	if size := chatText(chatByTestID(doc, "admin-db-size")[0]); !strings.Contains(size, "sqlite") || !strings.Contains(size, "KB") {
+	if size := htmltest.Text(htmltest.ByTestID(doc, "admin-db-size")[0]); !strings.Contains(size, "sqlite") || !strings.Contains(size, "KB") {
 		t.Fatalf("size box %q", size)
 	}
 	mustStatus(t, admin.postForm("/admin/housekeeping/vacuum", nil), http.StatusSeeOther)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -25,20 +26,20 @@ func TestAdminOverview(t *testing.T) {
 
 	doc := admin.chatScreen(t, "/admin")
 	for _, id := range []string{"activity", "errors", "feedback", "proposals", "tokens"} {
-		sec := chatByTestID(doc, "admin-chart-"+id)
+		sec := htmltest.ByTestID(doc, "admin-chart-"+id)
 		if len(sec) != 1 {
 			t.Fatalf("no %s section", id)
 		}
-		svg := chatFind(sec[0], func(n *chatNode) bool { return n.Data == "svg" })
-		tables := chatFind(sec[0], func(n *chatNode) bool { return n.Data == "table" })
+		svg := htmltest.FindAll(sec[0], func(n *chatNode) bool { return n.Data == "svg" })
+		tables := htmltest.FindAll(sec[0], func(n *chatNode) bool { return n.Data == "table" })
 		if len(svg) != 1 || len(tables) != 1 {
 			t.Fatalf("%s: %d charts and %d tables", id, len(svg), len(tables))
 		}
-		if role, _ := chatAttr(svg[0], "role"); role != "img" {
+		if role, _ := htmltest.Attr(svg[0], "role"); role != "img" {
 			t.Fatalf("%s chart has role %q", id, role)
 		}
-		if len(chatFind(svg[0], func(n *chatNode) bool { return n.Data == "title" })) == 0 ||
-			len(chatFind(svg[0], func(n *chatNode) bool { return n.Data == "desc" })) != 1 {
+		if len(htmltest.FindAll(svg[0], func(n *chatNode) bool { return n.Data == "title" })) == 0 ||
+			len(htmltest.FindAll(svg[0], func(n *chatNode) bool { return n.Data == "desc" })) != 1 {
 			t.Fatalf("%s chart has no title or description", id)
 		}
 	}
@@ -46,11 +47,11 @@ func TestAdminOverview(t *testing.T) {
 	// row make 8 messages; one error in 4 turns; 2 active users.
 	today := time.Now().UTC().Format(time.DateOnly)
 	row := func(section, first string) string {
-		for _, tr := range chatFind(chatByTestID(doc, "admin-chart-"+section)[0], func(n *chatNode) bool { return n.Data == "tr" }) {
+		for _, tr := range htmltest.FindAll(htmltest.ByTestID(doc, "admin-chart-"+section)[0], func(n *chatNode) bool { return n.Data == "tr" }) {
 			var cells []string
 			for c := tr.FirstChild; c != nil; c = c.NextSibling {
 				if c.Data == "th" || c.Data == "td" {
-					cells = append(cells, chatText(c))
+					cells = append(cells, htmltest.Text(c))
 				}
 			}
 			if len(cells) > 0 && cells[0] == first {
@@ -71,7 +72,7 @@ func TestAdminOverview(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.section, got, tc.first+tc.want)
 		}
 	}
-	cards := chatText(chatByTestID(doc, "admin-cards")[0])
+	cards := htmltest.Text(htmltest.ByTestID(doc, "admin-cards")[0])
 	if !strings.Contains(cards, "Error rate25.0%") {
 		t.Fatalf("cards %q", cards)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // TestAdminDisableUser: disabling ends the account's sessions, its API keys
@@ -26,7 +28,7 @@ func TestAdminDisableUser(t *testing.T) {
 	// Without JavaScript: a confirmation page first, and nothing happens.
 	res := admin.postForm(path, nil)
 	mustStatus(t, res, http.StatusOK)
-	if msg := chatByTestID(chatDoc(t, res), "confirm-message"); len(msg) != 1 || !strings.Contains(chatText(msg[0]), "sessions end") {
+	if msg := htmltest.ByTestID(chatDoc(t, res), "confirm-message"); len(msg) != 1 || !strings.Contains(htmltest.Text(msg[0]), "sessions end") {
 		t.Fatal("no confirmation page")
 	}
 	mustStatus(t, bob.get("/chat"), http.StatusOK)
@@ -40,8 +42,8 @@ func TestAdminDisableUser(t *testing.T) {
 	if f := adminFlash(doc); !strings.Contains(f, "bob is disabled") {
 		t.Fatalf("flash %q", f)
 	}
-	row := chatByID(doc, fmt.Sprintf("user-%d", bob.user.ID))
-	if len(chatByTestID(row, "badge-disabled")) != 1 {
+	row := htmltest.ByID(doc, fmt.Sprintf("user-%d", bob.user.ID))
+	if len(htmltest.ByTestID(row, "badge-disabled")) != 1 {
 		t.Fatal("the row does not say disabled")
 	}
 
@@ -128,7 +130,7 @@ func TestAdminLastAdmin(t *testing.T) {
 	// Stepping down is confirmed first, then refused: the last admin.
 	res := admin.postForm(self("demote"), nil)
 	mustStatus(t, res, http.StatusOK)
-	if len(chatByTestID(chatDoc(t, res), "confirm")) != 1 {
+	if len(htmltest.ByTestID(chatDoc(t, res), "confirm")) != 1 {
 		t.Fatal("stepping down is not confirmed first")
 	}
 	res = admin.postFormFrom(self("demote"), "/admin/users", url.Values{"confirmed": {"1"}})
@@ -196,7 +198,7 @@ func TestAdminDeleteUser(t *testing.T) {
 
 	res := admin.postForm(path, nil)
 	mustStatus(t, res, http.StatusOK)
-	if msg := chatText(chatByTestID(chatDoc(t, res), "confirm-message")[0]); !strings.Contains(msg, "2 conversations") {
+	if msg := htmltest.Text(htmltest.ByTestID(chatDoc(t, res), "confirm-message")[0]); !strings.Contains(msg, "2 conversations") {
 		t.Fatalf("confirmation %q", msg)
 	}
 	if after := a.adminCounts(); !maps.Equal(after, before) {
@@ -226,7 +228,7 @@ func TestAdminDeleteUser(t *testing.T) {
 	}
 	// The audit row stays, naming bob.
 	doc := admin.chatScreen(t, "/admin/audit")
-	if rows := chatByTestID(doc, "admin-audit-row"); len(rows) != 1 || !strings.Contains(chatText(rows[0]), "bob (deleted)") {
+	if rows := htmltest.ByTestID(doc, "admin-audit-row"); len(rows) != 1 || !strings.Contains(htmltest.Text(rows[0]), "bob (deleted)") {
 		t.Fatal("the audit row went with the account")
 	}
 	mustStatus(t, admin.postForm(path, url.Values{"confirmed": {"1"}}), http.StatusNotFound)
@@ -239,20 +241,20 @@ func TestAdminUsersList(t *testing.T) {
 	a.adminExchange(bob.user.ID, adminEx{queries: []string{"one", "two"}})
 	a.adminExchange(bob.user.ID, adminEx{queries: []string{"three"}})
 	doc := admin.chatScreen(t, "/admin/users")
-	rows := chatByTestID(doc, "admin-user-row")
+	rows := htmltest.ByTestID(doc, "admin-user-row")
 	if len(rows) != 2 {
 		t.Fatalf("%d rows", len(rows))
 	}
 	var cells []string
-	for _, td := range chatFind(chatByID(doc, fmt.Sprintf("user-%d", bob.user.ID)), func(n *chatNode) bool { return n.Data == "td" }) {
-		cells = append(cells, chatText(td))
+	for _, td := range htmltest.FindAll(htmltest.ByID(doc, fmt.Sprintf("user-%d", bob.user.ID)), func(n *chatNode) bool { return n.Data == "td" }) {
+		cells = append(cells, htmltest.Text(td))
 	}
 	// bob: 2 conversations, 6 messages, no API key, active just now.
 	if len(cells) < 6 || cells[0] != "bob" || cells[2] != "2" || cells[3] != "6" || cells[4] != "0" || cells[5] != "just now" {
 		t.Fatalf("bob's row %q", cells)
 	}
-	rootRow := chatByID(doc, fmt.Sprintf("user-%d", admin.user.ID))
-	if len(chatByTestID(rootRow, "user-delete")) != 0 || len(chatByTestID(rootRow, "user-disable")) != 0 {
+	rootRow := htmltest.ByID(doc, fmt.Sprintf("user-%d", admin.user.ID))
+	if len(htmltest.ByTestID(rootRow, "user-delete")) != 0 || len(htmltest.ByTestID(rootRow, "user-disable")) != 0 {
 		t.Fatal("an admin is offered to delete or disable their own account")
 	}
 }
@@ -277,18 +279,18 @@ func TestAdminUsersPages(t *testing.T) {
 	pages := 0
 	for path := "/admin/users"; path != ""; pages++ {
 		doc := admin.chatScreen(t, path)
-		rows := chatByTestID(doc, "admin-user-row")
+		rows := htmltest.ByTestID(doc, "admin-user-row")
 		if len(rows) == 0 || len(rows) > 100 {
 			t.Fatalf("%s shows %d accounts", path, len(rows))
 		}
 		for _, r := range rows {
-			got = append(got, chatText(chatByTestID(r, "admin-user-name")[0]))
+			got = append(got, htmltest.Text(htmltest.ByTestID(r, "admin-user-name")[0]))
 		}
 		path = ""
-		if next := chatByTestID(doc, "admin-users-next"); len(next) == 1 {
-			path, _ = chatAttr(next[0], "href")
+		if next := htmltest.ByTestID(doc, "admin-users-next"); len(next) == 1 {
+			path, _ = htmltest.Attr(next[0], "href")
 		}
-		if first := chatByTestID(doc, "admin-users-first"); (len(first) == 1) != (pages > 0) {
+		if first := htmltest.ByTestID(doc, "admin-users-first"); (len(first) == 1) != (pages > 0) {
 			t.Fatalf("page %d: %d links to the first page", pages+1, len(first))
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // withAPIProvider runs the app's agents on p instead of the builtin provider.
 func withAPIProvider(p agents.Provider) appOption {
 	return func(d *handlers.Deps) {
-		d.Agents = agents.New(d.Store.(agents.Store), p, agents.Options{Logger: d.Logger, Hub: d.Hub})
+		d.Agents = agents.New(d.Store, p, agents.Options{Logger: d.Logger, Hub: d.Hub})
 	}
 }
 

@@ -42,7 +42,7 @@ func TestModelServerErrorsAreShownPlainAndLoggedInFull(t *testing.T) {
 	var logs lockedBuffer
 	a := newTestApp(t, func(d *handlers.Deps) {
 		d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		d.Agents = agents.New(d.Store.(agents.Store), &agents.OpenAI{
+		d.Agents = agents.New(d.Store, &agents.OpenAI{
 			BaseURL: llm.URL + "/v1", Model: "m", MaxAttempts: 2, Backoff: time.Millisecond,
 		}, agents.Options{Logger: d.Logger, Hub: d.Hub})
 	})

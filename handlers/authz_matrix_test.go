@@ -19,6 +19,7 @@ import (
 
 	"palaver/accounts"
 	"palaver/handlers"
+	"palaver/internal/dbtest"
 	"palaver/models"
 )
 
@@ -576,24 +577,8 @@ func (a *testApp) mxSnapshot() string {
 			rs.Close()
 			continue
 		}
-		rs, err := db.Query(q)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		cols, _ := rs.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		fmt.Fprintln(&b, "#", table)
-		for rs.Next() {
-			if err := rs.Scan(ptrs...); err != nil {
-				a.t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rs.Close()
+		b.WriteString(dbtest.Dump(a.t, db, q))
 	}
 	return b.String()
 }

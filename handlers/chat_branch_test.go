@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 	"palaver/paths"
 	"palaver/views"
@@ -21,12 +22,12 @@ import (
 // (the controls and switchers left out).
 func chatBranchTexts(doc *html.Node) []string {
 	var out []string
-	for _, m := range chatByTestID(doc, "message") {
-		role, _ := chatAttr(m, "data-role")
-		body := chatByTestID(m, "message-body")
-		text := chatText(m)
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		role, _ := htmltest.Attr(m, "data-role")
+		body := htmltest.ByTestID(m, "message-body")
+		text := htmltest.Text(m)
 		if len(body) > 0 {
-			text = chatText(body[0])
+			text = htmltest.Text(body[0])
 		}
 		out = append(out, role+": "+text)
 	}
@@ -35,8 +36,8 @@ func chatBranchTexts(doc *html.Node) []string {
 
 // chatMessageAt is the transcript entry at seq (nil: none).
 func chatMessageAt(doc *html.Node, seq int64) *html.Node {
-	for _, m := range chatByTestID(doc, "message") {
-		if s, _ := chatAttr(m, "data-seq"); s == strconv.FormatInt(seq, 10) {
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		if s, _ := htmltest.Attr(m, "data-seq"); s == strconv.FormatInt(seq, 10) {
 			return m
 		}
 	}
@@ -51,17 +52,17 @@ func chatSwitch(t *testing.T, doc *html.Node, seq int64) (pos string, prev, next
 	if m == nil {
 		t.Fatalf("no entry at seq %d", seq)
 	}
-	sw := chatByTestID(m, "branch-switch")
+	sw := htmltest.ByTestID(m, "branch-switch")
 	if len(sw) == 0 {
 		return "", 0, 0
 	}
-	pos = chatText(chatByTestID(sw[0], "branch-position")[0])
+	pos = htmltest.Text(htmltest.ByTestID(sw[0], "branch-position")[0])
 	link := func(id string) int64 {
-		a := chatByTestID(sw[0], id)
+		a := htmltest.ByTestID(sw[0], id)
 		if len(a) == 0 {
 			return 0
 		}
-		href, _ := chatAttr(a[0], "href")
+		href, _ := htmltest.Attr(a[0], "href")
 		var ex, at int64
 		if _, err := fmt.Sscanf(href, "/chat/%d?seq=%d", &ex, &at); err != nil || at != seq {
 			t.Fatalf("switcher link %q does not open a branch at seq %d", href, seq)
@@ -110,19 +111,19 @@ func TestChatEditMakesABranch(t *testing.T) {
 	// Every user message has its edit control, every reply its
 	// regeneration; no form and no token in the transcript's entries.
 	doc := c.chatScreen(t, paths.Chat(id))
-	for _, m := range chatByTestID(doc, "message") {
-		role, _ := chatAttr(m, "data-role")
-		seq, _ := chatAttr(m, "data-seq")
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		role, _ := htmltest.Attr(m, "data-role")
+		seq, _ := htmltest.Attr(m, "data-seq")
 		n, _ := strconv.ParseInt(seq, 10, 64)
 		want, path := "edit-message", paths.MessageEdit(a.chatMsgAt(c.user.ID, id, n))
 		if role == "assistant" {
 			want, path = "regenerate", paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, n))
 		}
-		ctl := chatByTestID(m, want)
+		ctl := htmltest.ByTestID(m, want)
 		if len(ctl) != 1 {
 			t.Fatalf("%s message at seq %s has %d %s controls", role, seq, len(ctl), want)
 		}
-		if href, _ := chatAttr(ctl[0], "href"); href != path {
+		if href, _ := htmltest.Attr(ctl[0], "href"); href != path {
 			t.Fatalf("%s control links to %q", want, href)
 		}
 		// A link, not a form with its own token (the page's one token
@@ -136,17 +137,17 @@ func TestChatEditMakesABranch(t *testing.T) {
 			t.Fatalf("the %s control is %d bytes: %s", want, b.Len(), b.String())
 		}
 	}
-	if v, _ := chatAttr(chatFind(doc, func(n *html.Node) bool { v, _ := chatAttr(n, "name"); return v == "after_seq" })[0], "value"); v != "3" {
+	if v, _ := htmltest.Attr(htmltest.FindAll(doc, func(n *html.Node) bool { v, _ := htmltest.Attr(n, "name"); return v == "after_seq" })[0], "value"); v != "3" {
 		t.Fatalf("the composer's after_seq is %q, want 3", v)
 	}
 
 	// The form, on a screen of its own, holds the old text.
 	form := c.chatScreen(t, paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)))
-	in := chatByTestID(form, "edit-input")
+	in := htmltest.ByTestID(form, "edit-input")
 	if len(in) != 1 || strings.TrimSpace(chatRawText(in[0])) != "second question" {
 		t.Fatal("the edit page does not hold the message's text")
 	}
-	if action, _ := chatAttr(chatByTestID(form, "edit-form")[0], "action"); action != paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)) {
+	if action, _ := htmltest.Attr(htmltest.ByTestID(form, "edit-form")[0], "action"); action != paths.MessageEdit(a.chatMsgAt(c.user.ID, id, 2)) {
 		t.Fatalf("the edit form posts to %q", action)
 	}
 
@@ -161,7 +162,7 @@ func TestChatEditMakesABranch(t *testing.T) {
 	if len(got) != 4 || got[0] != "user: first question" || got[2] != "user: second question, edited" || !strings.HasPrefix(got[3], "assistant: ") {
 		t.Fatalf("the new branch shows %q", got)
 	}
-	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(chatText(n[0]), "original conversation is kept") {
+	if n := htmltest.ByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(htmltest.Text(n[0]), "original conversation is kept") {
 		t.Fatal("the new branch does not say what became of the original")
 	}
 	if pos, prev, next := chatSwitch(t, doc, 2); pos != "2 / 2" || prev != id || next != 0 {
@@ -171,7 +172,7 @@ func TestChatEditMakesABranch(t *testing.T) {
 		t.Fatalf("the shared reply at seq 1 has a switcher %q", pos)
 	}
 	// The notice is said once.
-	if n := chatByTestID(c.chatScreen(t, paths.Chat(fork)), "branch-notice"); len(n) != 0 {
+	if n := htmltest.ByTestID(c.chatScreen(t, paths.Chat(fork)), "branch-notice"); len(n) != 0 {
 		t.Fatal("the notice came back on the next visit")
 	}
 
@@ -185,18 +186,18 @@ func TestChatEditMakesABranch(t *testing.T) {
 
 	// One sidebar item for the family: the branch on screen, with the
 	// count; from elsewhere, the branch active last.
-	items := chatByTestID(orig, "history-item")
+	items := htmltest.ByTestID(orig, "history-item")
 	if len(items) != 1 {
 		t.Fatalf("the sidebar lists %d items %v, want one for the family", len(items), chatHistoryIDs(orig))
 	}
-	if v, _ := chatAttr(items[0], "data-exchange-id"); v != strconv.FormatInt(id, 10) {
+	if v, _ := htmltest.Attr(items[0], "data-exchange-id"); v != strconv.FormatInt(id, 10) {
 		t.Fatalf("on the original, the family's item is exchange %s", v)
 	}
-	if b := chatByTestID(items[0], "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+	if b := htmltest.ByTestID(items[0], "history-branches"); len(b) != 1 || htmltest.Text(b[0]) != "2 branches" {
 		t.Fatal("the family's item does not count its branches")
 	}
 	other := c.chatSend(t, "an unrelated topic", 0)
-	items = chatByTestID(c.chatScreen(t, paths.Chat(other)), "history-item")
+	items = htmltest.ByTestID(c.chatScreen(t, paths.Chat(other)), "history-item")
 	if ids := chatHistoryIDs(c.chatScreen(t, paths.Chat(other))); len(ids) != 2 || ids[0] != other || ids[1] != fork {
 		t.Fatalf("from another chat the sidebar lists %v, want [%d %d] (the branch active last)", ids, other, fork)
 	}
@@ -252,7 +253,7 @@ func TestChatRegenerate(t *testing.T) {
 	id := c.chatSend(t, "tell me something", 0)
 
 	ask := c.chatScreen(t, paths.MessageRegenerate(a.chatMsgAt(c.user.ID, id, 1)))
-	confirm := chatByTestID(ask, "confirm")
+	confirm := htmltest.ByTestID(ask, "confirm")
 	if len(confirm) != 1 {
 		t.Fatal("no confirm button on the page that asks")
 	}
@@ -360,15 +361,15 @@ func TestChatBranchRefused(t *testing.T) {
 				}
 				// The form again, with the reason and the text kept.
 				doc := chatDoc(t, res)
-				errs := chatByTestID(doc, "edit-error")
+				errs := htmltest.ByTestID(doc, "edit-error")
 				want := "Type the new text"
 				if tc.name == "edit too long" {
 					want = "the limit is 100000"
 				}
-				if len(errs) != 1 || !strings.Contains(chatText(errs[0]), want) {
+				if len(errs) != 1 || !strings.Contains(htmltest.Text(errs[0]), want) {
 					t.Fatalf("no edit error saying %q: %s", want, bodyOf(res))
 				}
-				if in := chatByTestID(doc, "edit-input"); len(in) != 1 || len(chatRawText(in[0])) < len(strings.TrimSpace(tc.form.Get("query"))) {
+				if in := htmltest.ByTestID(doc, "edit-input"); len(in) != 1 || len(chatRawText(in[0])) < len(strings.TrimSpace(tc.form.Get("query"))) {
 					t.Fatal("the typed text was not kept in the form")
 				}
 				if htmx && strings.Contains(bodyOf(res), "<html") {
@@ -410,7 +411,7 @@ func TestChatSendAfterSeqForks(t *testing.T) {
 		t.Fatal("a send behind the log landed after the newer messages")
 	}
 	doc := c.chatScreen(t, paths.Chat(fork))
-	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || chatText(n[0]) != views.NoticeStale {
+	if n := htmltest.ByTestID(doc, "branch-notice"); len(n) != 1 || htmltest.Text(n[0]) != views.NoticeStale {
 		t.Fatal("the tab behind was not told it started a branch")
 	}
 	if got := chatBranchTexts(doc); len(got) != 4 || got[2] != "user: tab two's answer" {
@@ -466,17 +467,17 @@ func TestChatBranchLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sw := liveSwitcher(doc, msgs[0].ID); sw != nil && strings.Contains(chatText(sw), "1 / 2") {
+		if sw := liveSwitcher(doc, msgs[0].ID); sw != nil && strings.Contains(htmltest.Text(sw), "1 / 2") {
 			switched = true
-			if len(chatByTestID(doc, "message")) != 0 {
+			if len(htmltest.ByTestID(doc, "message")) != 0 {
 				t.Fatalf("the tab got an entry again, not its switcher alone: %s", tab.frames[len(tab.frames)-1])
 			}
 		}
-		for _, it := range chatByTestID(doc, "history-item") {
-			ex, _ := chatAttr(it, "data-exchange-id")
-			fam, _ := chatAttr(it, "data-family")
-			b := chatByTestID(it, "history-branches")
-			if ex == strconv.FormatInt(id, 10) && fam == strconv.FormatInt(id, 10) && len(b) == 1 && chatText(b[0]) == "2 branches" {
+		for _, it := range htmltest.ByTestID(doc, "history-item") {
+			ex, _ := htmltest.Attr(it, "data-exchange-id")
+			fam, _ := htmltest.Attr(it, "data-family")
+			b := htmltest.ByTestID(it, "history-branches")
+			if ex == strconv.FormatInt(id, 10) && fam == strconv.FormatInt(id, 10) && len(b) == 1 && htmltest.Text(b[0]) == "2 branches" {
 				counted = true
 			}
 		}
@@ -515,20 +516,20 @@ func TestChatBranchSidebarAnswers(t *testing.T) {
 		t.Fatalf("the send answer does not remove the family's item: %s", body)
 	}
 	doc := chatDoc(t, res)
-	items := chatByTestID(doc, "history-item")
+	items := htmltest.ByTestID(doc, "history-item")
 	if len(items) != 1 {
 		t.Fatalf("the send answer carries %d items", len(items))
 	}
-	if fam, _ := chatAttr(items[0], "data-family"); fam != root {
+	if fam, _ := htmltest.Attr(items[0], "data-family"); fam != root {
 		t.Fatalf("the branch's item is of family %q, want %s", fam, root)
 	}
-	if b := chatByTestID(items[0], "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+	if b := htmltest.ByTestID(items[0], "history-branches"); len(b) != 1 || htmltest.Text(b[0]) != "2 branches" {
 		t.Fatal("the branch's item lost its count")
 	}
 
 	res = c.htmx(http.MethodPost, paths.ChatRename(fork), url.Values{"title": {"Renamed branch"}})
 	mustStatus(t, res, http.StatusOK)
-	if b := chatByTestID(chatDoc(t, res), "history-branches"); len(b) != 1 || chatText(b[0]) != "2 branches" {
+	if b := htmltest.ByTestID(chatDoc(t, res), "history-branches"); len(b) != 1 || htmltest.Text(b[0]) != "2 branches" {
 		t.Fatalf("the renamed item lost its count: %s", bodyOf(res))
 	}
 
@@ -563,7 +564,7 @@ func TestChatBranchSwitchLeavesOutAJobsChat(t *testing.T) {
 	if pos, prev, next := chatSwitch(t, doc, 1); pos != "1 / 2" || prev != 0 || next != forks[1] {
 		t.Fatalf("the first fork's switcher: %q ‹%d %d›", pos, prev, next)
 	}
-	if items := chatByTestID(doc, "history-item"); len(items) != 1 {
+	if items := htmltest.ByTestID(doc, "history-item"); len(items) != 1 {
 		t.Fatalf("the sidebar lists %d items for the job's two forks", len(items))
 	}
 	mustStatus(t, c.get(paths.Chat(job)), http.StatusNotFound)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -52,20 +53,20 @@ func TestChatBranchesTree(t *testing.T) {
 		href, current string
 	}
 	var got []node
-	for _, b := range chatByTestID(doc, "branch") {
-		v, _ := chatAttr(b, "data-exchange")
+	for _, b := range htmltest.ByTestID(doc, "branch") {
+		v, _ := htmltest.Attr(b, "data-exchange")
 		id, _ := strconv.ParseInt(v, 10, 64)
 		var parent int64
 		for p := b.Parent; p != nil; p = p.Parent {
-			if pv, ok := chatAttr(p, "data-exchange"); ok && p.Data == "li" {
+			if pv, ok := htmltest.Attr(p, "data-exchange"); ok && p.Data == "li" {
 				parent, _ = strconv.ParseInt(pv, 10, 64)
 				break
 			}
 		}
-		href, _ := chatAttr(chatByTestID(b, "branch-open")[0], "href")
-		cur, _ := chatAttr(b, "data-current")
-		got = append(got, node{id: id, parent: parent, first: chatText(chatByTestID(b, "branch-first")[0]),
-			length: chatText(chatByTestID(b, "branch-length")[0]), href: href, current: cur})
+		href, _ := htmltest.Attr(htmltest.ByTestID(b, "branch-open")[0], "href")
+		cur, _ := htmltest.Attr(b, "data-current")
+		got = append(got, node{id: id, parent: parent, first: htmltest.Text(htmltest.ByTestID(b, "branch-first")[0]),
+			length: htmltest.Text(htmltest.ByTestID(b, "branch-length")[0]), href: href, current: cur})
 	}
 	want := []node{
 		{root, 0, "Starts: You: m0", "6 messages", fmt.Sprintf("/chat/%d", root), "false"},
@@ -75,12 +76,12 @@ func TestChatBranchesTree(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("the tree:\n%+v\nwant:\n%+v", got, want)
 	}
-	if n := len(chatByTestID(doc, "branch-pick")); n != 3 {
+	if n := len(htmltest.ByTestID(doc, "branch-pick")); n != 3 {
 		t.Fatalf("%d compare boxes", n)
 	}
 	// A conversation that was never forked is a tree of one.
 	lone := a.longChat(ann.user.ID, 2)
-	if n := len(chatByTestID(ann.chatScreen(t, fmt.Sprintf("/chat/%d/branches", lone)), "branch")); n != 1 {
+	if n := len(htmltest.ByTestID(ann.chatScreen(t, fmt.Sprintf("/chat/%d/branches", lone)), "branch")); n != 1 {
 		t.Fatalf("a lone conversation's tree has %d branches", n)
 	}
 	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d/branches", fork)), http.StatusNotFound)
@@ -116,45 +117,45 @@ func TestChatCompare(t *testing.T) {
 
 	texts := func(side *chatNode) []string {
 		var out []string
-		for _, m := range chatByTestID(side, "message") {
-			role, _ := chatAttr(m, "data-role")
-			if body := chatByTestID(m, "message-body"); len(body) == 1 {
+		for _, m := range htmltest.ByTestID(side, "message") {
+			role, _ := htmltest.Attr(m, "data-role")
+			if body := htmltest.ByTestID(m, "message-body"); len(body) == 1 {
 				m = body[0] // a reply's text, without its time
 			}
-			out = append(out, role+":"+chatText(m))
+			out = append(out, role+":"+htmltest.Text(m))
 		}
 		return out
 	}
 	doc := ann.chatScreen(t, fmt.Sprintf("/chat/%d/compare/%d", root, fork))
-	shared := chatByTestID(doc, "compare-shared")
+	shared := htmltest.ByTestID(doc, "compare-shared")
 	if len(shared) != 1 {
 		t.Fatal("no shared part")
 	}
-	if n, _ := chatAttr(shared[0], "data-count"); n != "2" {
+	if n, _ := htmltest.Attr(shared[0], "data-count"); n != "2" {
 		t.Fatalf("shared count %q, want 2", n)
 	}
 	if got := texts(shared[0]); !slices.Equal(got, []string{"user:m0", "assistant:m1"}) {
 		t.Fatalf("shared entries %v", got)
 	}
-	if got := texts(chatByTestID(doc, "compare-a")[0]); !slices.Equal(got, []string{"user:m2", "assistant:m3", "user:m4", "assistant:m5"}) {
+	if got := texts(htmltest.ByTestID(doc, "compare-a")[0]); !slices.Equal(got, []string{"user:m2", "assistant:m3", "user:m4", "assistant:m5"}) {
 		t.Fatalf("side A %v", got)
 	}
-	if got := texts(chatByTestID(doc, "compare-b")[0]); !slices.Equal(got, []string{"user:a different question", "assistant:a different answer"}) {
+	if got := texts(htmltest.ByTestID(doc, "compare-b")[0]); !slices.Equal(got, []string{"user:a different question", "assistant:a different answer"}) {
 		t.Fatalf("side B %v", got)
 	}
-	if len(chatByTestID(doc, "feedback")) != 0 {
+	if len(htmltest.ByTestID(doc, "feedback")) != 0 {
 		t.Fatal("the comparison shows rating controls")
 	}
 	// A fork and its own fork share all the fork wrote before: the grand
 	// fork, with nothing of its own, shows nothing on its side.
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d/compare/%d", fork, grand))
-	if n, _ := chatAttr(chatByTestID(doc, "compare-shared")[0], "data-count"); n != "3" {
+	if n, _ := htmltest.Attr(htmltest.ByTestID(doc, "compare-shared")[0], "data-count"); n != "3" {
 		t.Fatalf("fork and grand fork share %q entries, want 3", n)
 	}
-	if got := texts(chatByTestID(doc, "compare-a")[0]); !slices.Equal(got, []string{"assistant:a different answer"}) {
+	if got := texts(htmltest.ByTestID(doc, "compare-a")[0]); !slices.Equal(got, []string{"assistant:a different answer"}) {
 		t.Fatalf("the fork's side %v", got)
 	}
-	if got := texts(chatByTestID(doc, "compare-b")[0]); len(got) != 0 {
+	if got := texts(htmltest.ByTestID(doc, "compare-b")[0]); len(got) != 0 {
 		t.Fatalf("the grand fork's side %v", got)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/paths"
 )
 
@@ -17,16 +18,16 @@ func TestChatExportMenu(t *testing.T) {
 	id := ann.chatSend(t, "pelicans in winter", 0)
 	a.waitTurns()
 	doc := chatDoc(t, ann.get(paths.Chat(id)))
-	menu := chatByTestID(doc, "export-exchange")
+	menu := htmltest.ByTestID(doc, "export-exchange")
 	if len(menu) != 1 {
 		t.Fatalf("%d export-exchange controls", len(menu))
 	}
 	for format, want := range map[string]string{"json": `"pelicans in winter"`, "md": "pelicans in winter"} {
-		links := chatByTestID(menu[0], "export-exchange-"+format)
+		links := htmltest.ByTestID(menu[0], "export-exchange-"+format)
 		if len(links) != 1 {
 			t.Fatalf("no %s link", format)
 		}
-		href, _ := chatAttr(links[0], "href")
+		href, _ := htmltest.Attr(links[0], "href")
 		if href != paths.ExchangeExport(id, format) {
 			t.Fatalf("the %s link goes to %q", format, href)
 		}
@@ -37,7 +38,7 @@ func TestChatExportMenu(t *testing.T) {
 		}
 	}
 	ann.postForm(paths.ChatNew, nil)
-	if n := len(chatByTestID(chatDoc(t, ann.get(paths.ChatHome)), "export-exchange")); n != 0 {
+	if n := len(htmltest.ByTestID(chatDoc(t, ann.get(paths.ChatHome)), "export-exchange")); n != 0 {
 		t.Fatalf("a new chat has %d export-exchange controls", n)
 	}
 }

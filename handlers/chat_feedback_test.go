@@ -7,21 +7,23 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // chatPressed reads which thumbs a page shows pressed for a reply.
 func chatPressed(t *testing.T, doc *chatNode, msgID int64) (up, down string) {
 	t.Helper()
-	fb := chatByID(doc, fmt.Sprintf("feedback-%d", msgID))
+	fb := htmltest.ByID(doc, fmt.Sprintf("feedback-%d", msgID))
 	if fb == nil {
 		t.Fatalf("no feedback control for message %d", msgID)
 	}
-	u, d := chatByTestID(fb, "feedback-up"), chatByTestID(fb, "feedback-down")
+	u, d := htmltest.ByTestID(fb, "feedback-up"), htmltest.ByTestID(fb, "feedback-down")
 	if len(u) != 1 || len(d) != 1 {
 		t.Fatal("feedback control without both thumbs")
 	}
-	up, _ = chatAttr(u[0], "aria-pressed")
-	down, _ = chatAttr(d[0], "aria-pressed")
+	up, _ = htmltest.Attr(u[0], "aria-pressed")
+	down, _ = htmltest.Attr(d[0], "aria-pressed")
 	return up, down
 }
 
@@ -88,18 +90,18 @@ func TestChatFeedbackHTMX(t *testing.T) {
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/chat/message/%d/feedback", msg), url.Values{"value": {"up"}, "comment": {"clear <b>answer</b>"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	fb := chatByTestID(doc, "feedback")
+	fb := htmltest.ByTestID(doc, "feedback")
 	if len(fb) != 1 || chatIDOf(fb[0]) != fmt.Sprintf("feedback-%d", msg) {
 		t.Fatalf("fragment is not the feedback control: %s", bodyOf(res))
 	}
 	if up, down := chatPressed(t, doc, msg); up != "true" || down != "false" {
 		t.Fatalf("aria-pressed up=%s down=%s", up, down)
 	}
-	if got := chatText(chatByTestID(doc, "feedback-comment-text")[0]); got != "“clear <b>answer</b>”" {
+	if got := htmltest.Text(htmltest.ByTestID(doc, "feedback-comment-text")[0]); got != "“clear <b>answer</b>”" {
 		t.Fatalf("comment shown as %q", got)
 	}
 	// Pressing the chosen thumb again posts none.
-	if v := chatFormValue(chatByTestID(doc, "feedback-up")[0].Parent, "value"); v != "none" {
+	if v := chatFormValue(htmltest.ByTestID(doc, "feedback-up")[0].Parent, "value"); v != "none" {
 		t.Fatalf("the pressed thumb posts %q, want none", v)
 	}
 }

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,8 @@ import (
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/dbtest"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -26,62 +27,7 @@ import (
 // chatDoc parses a response body as the browser would.
 func chatDoc(t *testing.T, res *http.Response) *html.Node {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(bodyOf(res)))
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	return doc
-}
-
-func chatFind(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func chatAttr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func chatByTestID(n *html.Node, id string) []*html.Node {
-	return chatFind(n, func(e *html.Node) bool { v, _ := chatAttr(e, "data-testid"); return v == id })
-}
-
-func chatByID(n *html.Node, id string) *html.Node {
-	got := chatFind(n, func(e *html.Node) bool { v, _ := chatAttr(e, "id"); return v == id })
-	if len(got) == 0 {
-		return nil
-	}
-	return got[0]
-}
-
-func chatText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
+	return htmltest.Parse(t, bodyOf(res))
 }
 
 // chatMsg is a transcript entry as the page shows it.
@@ -94,10 +40,10 @@ type chatMsg struct {
 // chatTranscript lists the messages on a page.
 func chatTranscript(doc *html.Node) []chatMsg {
 	var out []chatMsg
-	for _, m := range chatByTestID(doc, "message") {
-		id, _ := chatAttr(m, "id")
-		role, _ := chatAttr(m, "data-role")
-		out = append(out, chatMsg{ID: id, Role: role, Text: chatText(m)})
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		id, _ := htmltest.Attr(m, "id")
+		role, _ := htmltest.Attr(m, "data-role")
+		out = append(out, chatMsg{ID: id, Role: role, Text: htmltest.Text(m)})
 	}
 	return out
 }
@@ -105,8 +51,8 @@ func chatTranscript(doc *html.Node) []chatMsg {
 // chatHistoryIDs lists the exchange ids of the history items, in order.
 func chatHistoryIDs(doc *html.Node) []int64 {
 	var out []int64
-	for _, it := range chatByTestID(doc, "history-item") {
-		v, _ := chatAttr(it, "data-exchange-id")
+	for _, it := range htmltest.ByTestID(doc, "history-item") {
+		v, _ := htmltest.Attr(it, "data-exchange-id")
 		id, _ := strconv.ParseInt(v, 10, 64)
 		out = append(out, id)
 	}
@@ -116,11 +62,11 @@ func chatHistoryIDs(doc *html.Node) []int64 {
 // chatComposerExchange is the exchange_id the composer would post.
 func chatComposerExchange(t *testing.T, doc *html.Node) string {
 	t.Helper()
-	in := chatByID(doc, "composer-exchange")
+	in := htmltest.ByID(doc, "composer-exchange")
 	if in == nil {
 		t.Fatal("no composer exchange_id field")
 	}
-	v, _ := chatAttr(in, "value")
+	v, _ := htmltest.Attr(in, "value")
 	return v
 }
 
@@ -159,34 +105,21 @@ func (c *client) chatScreen(t *testing.T, path string) *html.Node {
 // ratings) so a test can prove a refused request changed nothing.
 func (a *testApp) chatSnapshot() string {
 	a.t.Helper()
+	return a.dump(
+		"SELECT id, user_id, scope, title, turn_count, updated_at FROM exchanges ORDER BY id",
+		"SELECT id, exchange_id, role, content, COALESCE(feedback, -9), COALESCE(feedback_comment, '<nil>') FROM messages ORDER BY id",
+	)
+}
+
+// dump prints the rows the queries answer (dbtest.Dump on the app's
+// database), for a snapshot.
+func (a *testApp) dump(queries ...string) string {
+	a.t.Helper()
 	db, err := a.store.SQL()
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, q := range []string{
-		"SELECT id, user_id, scope, title, turn_count, updated_at FROM exchanges ORDER BY id",
-		"SELECT id, exchange_id, role, content, COALESCE(feedback, -9), COALESCE(feedback_comment, '<nil>') FROM messages ORDER BY id",
-	} {
-		rows, err := db.Query(q)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				a.t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rows.Close()
-	}
-	return b.String()
+	return dbtest.Dump(a.t, db, queries...)
 }
 
 // chatExec runs a statement on the test database (to arrange times).
@@ -250,7 +183,7 @@ var chatHTMXAlert = regexp.MustCompile(`data-testid="alert"`)
 // withChatProvider runs the app's agents on p instead of the builtin one.
 func withChatProvider(p agents.Provider) appOption {
 	return func(d *handlers.Deps) {
-		d.Agents = agents.New(d.Store.(agents.Store), p, agents.Options{Logger: d.Logger, Hub: d.Hub})
+		d.Agents = agents.New(d.Store, p, agents.Options{Logger: d.Logger, Hub: d.Hub})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -37,7 +38,7 @@ func (a *testApp) chatSeed(userID int64, n int) []int64 {
 // the item each heads (hidden empty headers excluded).
 func chatGroups(doc *chatNode) []string {
 	var out []string
-	for _, h := range chatFind(doc, func(n *chatNode) bool { _, ok := chatAttr(n, "data-group"); return ok }) {
+	for _, h := range htmltest.FindAll(doc, func(n *chatNode) bool { _, ok := htmltest.Attr(n, "data-group"); return ok }) {
 		next := h.NextSibling
 		for next != nil && next.Type != 1+2 /* html.ElementNode */ {
 			next = next.NextSibling
@@ -45,11 +46,11 @@ func chatGroups(doc *chatNode) []string {
 		if next == nil {
 			continue
 		}
-		if v, _ := chatAttr(next, "data-testid"); v != "history-item" {
+		if v, _ := htmltest.Attr(next, "data-testid"); v != "history-item" {
 			continue // an empty header, hidden by CSS
 		}
-		g, _ := chatAttr(h, "data-group")
-		id, _ := chatAttr(next, "data-exchange-id")
+		g, _ := htmltest.Attr(h, "data-group")
+		id, _ := htmltest.Attr(next, "data-exchange-id")
 		out = append(out, g+"@"+id)
 	}
 	return out
@@ -59,16 +60,16 @@ func chatGroups(doc *chatNode) []string {
 // and the plain link ("" at the end).
 func chatMore(t *testing.T, doc *chatNode) (hxGet, href string) {
 	t.Helper()
-	more := chatByTestID(doc, "history-more")
+	more := htmltest.ByTestID(doc, "history-more")
 	if len(more) == 0 {
 		return "", ""
 	}
-	hxGet, _ = chatAttr(more[0], "hx-get")
-	links := chatFind(more[0], func(n *chatNode) bool { return n.Data == "a" })
+	hxGet, _ = htmltest.Attr(more[0], "hx-get")
+	links := htmltest.FindAll(more[0], func(n *chatNode) bool { return n.Data == "a" })
 	if len(links) != 1 {
 		t.Fatal("the more trigger has no plain link")
 	}
-	href, _ = chatAttr(links[0], "href")
+	href, _ = htmltest.Attr(links[0], "href")
 	return hxGet, href
 }
 
@@ -146,7 +147,7 @@ func TestChatHistoryPagination(t *testing.T) {
 	if g := chatGroups(doc); len(g) == 0 || g[0] != "Today@"+fmt.Sprint(want[20]) {
 		t.Fatalf("the ?before= page's headers: %v", g)
 	}
-	if !strings.Contains(chatText(doc), "Newest conversations") {
+	if !strings.Contains(htmltest.Text(doc), "Newest conversations") {
 		t.Fatal("no way back to the newest conversations")
 	}
 	// Without JavaScript /chat/history is that same page.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -87,16 +88,16 @@ func transcriptIDs(doc *chatNode) []string {
 // the page has no such sentinel).
 func sentinel(t *testing.T, doc *chatNode, testid string) (href, hxGet string) {
 	t.Helper()
-	s := chatByTestID(doc, testid)
+	s := htmltest.ByTestID(doc, testid)
 	if len(s) == 0 {
 		return "", ""
 	}
 	if len(s) > 1 {
 		t.Fatalf("%d %s sentinels", len(s), testid)
 	}
-	a := chatFind(s[0], func(n *chatNode) bool { return n.Data == "a" })[0]
-	href, _ = chatAttr(a, "href")
-	hxGet, _ = chatAttr(a, "hx-get")
+	a := htmltest.FindAll(s[0], func(n *chatNode) bool { return n.Data == "a" })[0]
+	href, _ = htmltest.Attr(a, "href")
+	hxGet, _ = htmltest.Attr(a, "hx-get")
 	return href, hxGet
 }
 
@@ -116,7 +117,7 @@ func TestChatLongOpensOnLatestPage(t *testing.T) {
 	if len(first) != 52 || first[0].Text != "m80" || !strings.HasSuffix(first[len(first)-1].Text, "error after 129") {
 		t.Fatalf("the first page: %d entries, %v … %v", len(first), first[0], first[len(first)-1])
 	}
-	if last, _ := chatAttr(chatByID(doc, "transcript"), "data-last-seq"); last != "129" {
+	if last, _ := htmltest.Attr(htmltest.ByID(doc, "transcript"), "data-last-seq"); last != "129" {
 		t.Fatalf("data-last-seq %q", last)
 	}
 	if href, _ := sentinel(t, doc, "transcript-newer"); href != "" {
@@ -185,11 +186,11 @@ func TestChatSeqOpensAWindow(t *testing.T) {
 	if len(msgs) != 51 || msgs[0].Text != "m16" || !strings.HasPrefix(msgs[len(msgs)-1].Text, "m65 ") {
 		t.Fatalf("the window: %d entries, %v … %v", len(msgs), msgs[0], msgs[len(msgs)-1])
 	}
-	lit := chatFind(doc, func(n *chatNode) bool { v, _ := chatAttr(n, "data-highlight"); return v == "true" })
-	if len(lit) != 1 || chatText(lit[0]) != "m40" { // a user message: its text alone
+	lit := htmltest.FindAll(doc, func(n *chatNode) bool { v, _ := htmltest.Attr(n, "data-highlight"); return v == "true" })
+	if len(lit) != 1 || htmltest.Text(lit[0]) != "m40" { // a user message: its text alone
 		t.Fatalf("highlighted %d entries", len(lit))
 	}
-	if last, _ := chatAttr(chatByID(doc, "transcript"), "data-last-seq"); last != "129" {
+	if last, _ := htmltest.Attr(htmltest.ByID(doc, "transcript"), "data-last-seq"); last != "129" {
 		t.Fatalf("data-last-seq %q", last)
 	}
 	pages := [][]string{transcriptIDs(doc)}
@@ -244,7 +245,7 @@ func TestChatTimeTravel(t *testing.T) {
 	if msgs := chatTranscript(doc); msgs[4].Role != "error" {
 		t.Fatalf("the last entry at 3 is %v, want the error row", msgs[4])
 	}
-	if len(chatByTestID(doc, "chat-input")) != 0 || len(chatByTestID(doc, "live")) != 0 || len(chatByTestID(doc, "feedback")) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-input")) != 0 || len(htmltest.ByTestID(doc, "live")) != 0 || len(htmltest.ByTestID(doc, "feedback")) != 0 {
 		t.Fatal("time travel shows the composer, the live connection or the rating controls")
 	}
 	for testid, want := range map[string]string{
@@ -252,30 +253,30 @@ func TestChatTimeTravel(t *testing.T) {
 		"time-travel-next": fmt.Sprintf("/chat/%d?at=4", id),
 		"time-travel-now":  fmt.Sprintf("/chat/%d", id),
 	} {
-		el := chatByTestID(doc, testid)
+		el := htmltest.ByTestID(doc, testid)
 		if len(el) != 1 {
 			t.Fatalf("no %s", testid)
 		}
-		if href, _ := chatAttr(el[0], "href"); href != want {
+		if href, _ := htmltest.Attr(el[0], "href"); href != want {
 			t.Fatalf("%s links to %q, want %q", testid, href, want)
 		}
 	}
-	rng := chatByTestID(doc, "time-travel-range")[0]
-	if v, _ := chatAttr(rng, "value"); v != "3" {
+	rng := htmltest.ByTestID(doc, "time-travel-range")[0]
+	if v, _ := htmltest.Attr(rng, "value"); v != "3" {
 		t.Fatalf("range value %q", v)
 	}
-	if v, _ := chatAttr(rng, "max"); v != "5" {
+	if v, _ := htmltest.Attr(rng, "max"); v != "5" {
 		t.Fatalf("range max %q", v)
 	}
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=2", id))
 	if got := transcriptIDs(doc); len(got) != 3 {
 		t.Fatalf("?at=2 shows %d entries, want 3 (no error row yet)", len(got))
 	}
-	if len(chatByTestID(doc, "time-travel-next")) != 1 {
+	if len(htmltest.ByTestID(doc, "time-travel-next")) != 1 {
 		t.Fatal("no next step at 2")
 	}
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=0", id))
-	if len(chatByTestID(doc, "time-travel-prev")) != 0 || len(transcriptIDs(doc)) != 1 {
+	if len(htmltest.ByTestID(doc, "time-travel-prev")) != 0 || len(transcriptIDs(doc)) != 1 {
 		t.Fatal("at 0: a previous step, or more than the first message")
 	}
 	for _, q := range []string{"6", "-1", "x", "1e3"} {
@@ -294,7 +295,7 @@ func TestChatTimeTravel(t *testing.T) {
 	}
 	for get != "" {
 		frag := chatDoc(t, ann.htmx(http.MethodGet, get, nil))
-		if len(chatByTestID(frag, "feedback")) != 0 {
+		if len(htmltest.ByTestID(frag, "feedback")) != 0 {
 			t.Fatal("an older page of time travel offers ratings")
 		}
 		pages = append([][]string{transcriptIDs(frag)}, pages...)
@@ -305,7 +306,7 @@ func TestChatTimeTravel(t *testing.T) {
 	}
 	// Without JavaScript, the older page keeps the point, and leads back.
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=100&before_seq=51", long))
-	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) || len(chatByTestID(doc, "time-travel")) != 1 {
+	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) || len(htmltest.ByTestID(doc, "time-travel")) != 1 {
 		t.Fatalf("?at=100&before_seq=51 shows %v, want %v, with the bar", got, pages[1])
 	}
 	if href, _ := sentinel(t, doc, "transcript-newer"); href != fmt.Sprintf("/chat/%d?at=100", long) {
@@ -370,10 +371,10 @@ func TestChatContinueFromHere(t *testing.T) {
 		t.Fatalf("the fork's header: %+v, %v", ex, err)
 	}
 	doc := ann.chatScreen(t, res.Header.Get("Location"))
-	if len(chatByTestID(doc, "chat-input")) != 1 || chatComposerExchange(t, doc) != fmt.Sprint(fork) {
+	if len(htmltest.ByTestID(doc, "chat-input")) != 1 || chatComposerExchange(t, doc) != fmt.Sprint(fork) {
 		t.Fatal("the fork opens without its composer")
 	}
-	if n := chatByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(chatText(n[0]), "new branch") {
+	if n := htmltest.ByTestID(doc, "branch-notice"); len(n) != 1 || !strings.Contains(htmltest.Text(n[0]), "new branch") {
 		t.Fatal("the fork opens without saying it is a new branch")
 	}
 	if after := a.logIDs(ann.user.ID, id, nil); !slices.Equal(after, before) {
@@ -392,7 +393,7 @@ func TestChatContinueFromHere(t *testing.T) {
 		t.Fatal("continue at the end made a copy")
 	}
 	doc = ann.chatScreen(t, res.Header.Get("Location"))
-	if chatComposerExchange(t, doc) != fmt.Sprint(id) || len(chatByTestID(doc, "branch-notice")) != 0 {
+	if chatComposerExchange(t, doc) != fmt.Sprint(id) || len(htmltest.ByTestID(doc, "branch-notice")) != 0 {
 		t.Fatal("continue at the end does not open the conversation as it is")
 	}
 }

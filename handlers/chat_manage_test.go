@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -40,10 +41,10 @@ func TestChatRenameNoJS(t *testing.T) {
 		})
 	}
 	doc := c.chatScreen(t, self)
-	if got := chatText(chatByTestID(doc, "history-title")[0]); got != "Trip plans path tricks" {
+	if got := htmltest.Text(htmltest.ByTestID(doc, "history-title")[0]); got != "Trip plans path tricks" {
 		t.Fatalf("history shows %q", got)
 	}
-	if got := chatText(chatByTestID(doc, "chat-title")[0]); got != "Trip plans path tricks" {
+	if got := htmltest.Text(htmltest.ByTestID(doc, "chat-title")[0]); got != "Trip plans path tricks" {
 		t.Fatalf("title shows %q", got)
 	}
 }
@@ -83,17 +84,17 @@ func TestChatRenameHTMX(t *testing.T) {
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/chat/%d/rename", id), url.Values{"title": {"<i>New</i> name"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	items := chatByTestID(doc, "history-item")
+	items := htmltest.ByTestID(doc, "history-item")
 	if len(items) != 1 || chatIDOf(items[0]) != fmt.Sprintf("history-%d", id) {
 		t.Fatalf("rename fragment is not the item: %s", bodyOf(res))
 	}
-	if got := chatText(chatByTestID(items[0], "history-title")[0]); got != "<i>New</i> name" {
+	if got := htmltest.Text(htmltest.ByTestID(items[0], "history-title")[0]); got != "<i>New</i> name" {
 		t.Fatalf("item title %q", got)
 	}
-	if v, _ := chatAttr(items[0], "data-current"); v != "true" {
+	if v, _ := htmltest.Attr(items[0], "data-current"); v != "true" {
 		t.Fatal("the renamed current item lost its highlight")
 	}
-	if len(chatFind(doc, func(n *chatNode) bool { return n.Data == "i" })) != 0 {
+	if len(htmltest.FindAll(doc, func(n *chatNode) bool { return n.Data == "i" })) != 0 {
 		t.Fatal("the title became markup")
 	}
 	after, _ := a.store.Exchange(context.Background(), c.user.ID, id)
@@ -115,18 +116,18 @@ func TestChatDeleteNoJS(t *testing.T) {
 	res := c.postForm(path, nil)
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	confirm := chatByTestID(doc, "confirm")
+	confirm := htmltest.ByTestID(doc, "confirm")
 	if len(confirm) != 1 {
 		t.Fatal("no confirmation button")
 	}
 	form := confirm[0].Parent
-	if action, _ := chatAttr(form, "action"); action != path {
+	if action, _ := htmltest.Attr(form, "action"); action != path {
 		t.Fatalf("confirmation posts to %q", action)
 	}
 	if chatFormValue(form, "confirmed") != "1" || chatFormValue(form, "csrf_token") == "" {
 		t.Fatal("confirmation form lacks confirmed=1 or the CSRF token")
 	}
-	if !strings.Contains(chatText(doc), "delete me") {
+	if !strings.Contains(htmltest.Text(doc), "delete me") {
 		t.Fatal("the confirmation does not name the conversation")
 	}
 	if a.chatSnapshot() != before {
@@ -192,7 +193,7 @@ func TestChatClear(t *testing.T) {
 	before := a.chatSnapshot()
 	res := c.postForm("/chat/clear", nil)
 	mustStatus(t, res, http.StatusOK)
-	if form := chatByTestID(chatDoc(t, res), "confirm"); len(form) != 1 || chatFormValue(form[0].Parent, "confirmed") != "1" {
+	if form := htmltest.ByTestID(chatDoc(t, res), "confirm"); len(form) != 1 || chatFormValue(form[0].Parent, "confirmed") != "1" {
 		t.Fatal("no confirmation form")
 	}
 	if a.chatSnapshot() != before {
@@ -229,8 +230,8 @@ func TestChatClear(t *testing.T) {
 
 // chatFormValue is the value of a form's named input.
 func chatFormValue(form *chatNode, name string) string {
-	for _, in := range chatFind(form, func(n *chatNode) bool { return n.Data == "input" }) {
-		if n, _ := chatAttr(in, "name"); n == name {
+	for _, in := range htmltest.FindAll(form, func(n *chatNode) bool { return n.Data == "input" }) {
+		if n, _ := htmltest.Attr(in, "name"); n == name {
 			return chatValue(in)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // A conversation without JavaScript: send, 303, both messages; a reload
@@ -16,7 +18,7 @@ func TestChatNoJSConversation(t *testing.T) {
 	c := a.register("ada")
 
 	doc := c.chatScreen(t, "/chat")
-	if len(chatByTestID(doc, "chat-welcome")) != 1 || len(chatTranscript(doc)) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-welcome")) != 1 || len(chatTranscript(doc)) != 0 {
 		t.Fatal("an empty chat does not show the welcome, or shows messages")
 	}
 	if got := chatComposerExchange(t, doc); got != "0" {
@@ -35,7 +37,7 @@ func TestChatNoJSConversation(t *testing.T) {
 			t.Fatalf("message without a msg- id: %+v", m)
 		}
 	}
-	if len(chatByTestID(doc, "chat-welcome")) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-welcome")) != 0 {
 		t.Fatal("welcome shown above a conversation")
 	}
 
@@ -75,13 +77,13 @@ func TestChatNewAndSwitch(t *testing.T) {
 		t.Fatalf("new chat redirects to %q", loc)
 	}
 	doc := c.chatScreen(t, "/chat")
-	if len(chatTranscript(doc)) != 0 || len(chatByTestID(doc, "chat-welcome")) != 1 {
+	if len(chatTranscript(doc)) != 0 || len(htmltest.ByTestID(doc, "chat-welcome")) != 1 {
 		t.Fatal("new chat is not empty")
 	}
 	if got := chatComposerExchange(t, doc); got != "0" {
 		t.Fatalf("new chat posts to exchange %q", got)
 	}
-	if len(chatFind(doc, func(n *chatNode) bool { _, ok := chatAttr(n, "data-current"); return ok })) != 0 {
+	if len(htmltest.FindAll(doc, func(n *chatNode) bool { _, ok := htmltest.Attr(n, "data-current"); return ok })) != 0 {
 		t.Fatal("a history item is highlighted on a new chat")
 	}
 
@@ -99,11 +101,11 @@ func TestChatNewAndSwitch(t *testing.T) {
 	if msgs := chatTranscript(doc); len(msgs) != 2 || msgs[0].Text != "first topic" {
 		t.Fatalf("switched transcript %+v", msgs)
 	}
-	current := chatFind(doc, func(n *chatNode) bool { v, _ := chatAttr(n, "data-current"); return v == "true" })
+	current := htmltest.FindAll(doc, func(n *chatNode) bool { v, _ := htmltest.Attr(n, "data-current"); return v == "true" })
 	if len(current) != 1 {
 		t.Fatalf("%d current items", len(current))
 	}
-	if v, _ := chatAttr(current[0], "data-exchange-id"); v != fmt.Sprint(first) {
+	if v, _ := htmltest.Attr(current[0], "data-exchange-id"); v != fmt.Sprint(first) {
 		t.Fatalf("highlighted %s, want %d", v, first)
 	}
 	// It is now the current one.
@@ -156,11 +158,11 @@ func TestChatScreenEscapesAndRenders(t *testing.T) {
 		t.Fatalf("user text shown as %q", msgs[0].Text)
 	}
 	// The builtin agent quotes the question: in the reply, Markdown applies.
-	reply := chatByTestID(doc, "message")[1]
-	if len(chatFind(reply, func(n *chatNode) bool { return n.Data == "strong" })) != 1 {
+	reply := htmltest.ByTestID(doc, "message")[1]
+	if len(htmltest.FindAll(reply, func(n *chatNode) bool { return n.Data == "strong" })) != 1 {
 		t.Fatalf("assistant Markdown not rendered: %s", body)
 	}
-	if len(chatFind(doc, func(n *chatNode) bool { return n.Data == "script" && strings.Contains(chatText(n), "alert") })) != 0 {
+	if len(htmltest.FindAll(doc, func(n *chatNode) bool { return n.Data == "script" && strings.Contains(htmltest.Text(n), "alert") })) != 0 {
 		t.Fatal("a script element made it into the page")
 	}
 }

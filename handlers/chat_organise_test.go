@@ -8,16 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
 // sidebarIDs lists the exchange ids of the Pinned group and of the history
 // list under it.
 func sidebarIDs(doc *chatNode) (pinned, others []int64) {
-	if l := chatByTestID(doc, "pinned-list"); len(l) == 1 {
+	if l := htmltest.ByTestID(doc, "pinned-list"); len(l) == 1 {
 		pinned = chatHistoryIDs(l[0])
 	}
-	if l := chatByTestID(doc, "history-list"); len(l) == 1 {
+	if l := htmltest.ByTestID(doc, "history-list"); len(l) == 1 {
 		others = chatHistoryIDs(l[0])
 	}
 	return pinned, others
@@ -42,15 +43,15 @@ func TestChatPin(t *testing.T) {
 	if !slices.Equal(pinned, []int64{ids[0]}) || slices.Contains(others, ids[0]) || len(others) != 2 {
 		t.Fatalf("pinned %v, others %v", pinned, others)
 	}
-	if !strings.Contains(chatText(doc), "Pinned") || len(chatByTestID(doc, "pinned-mark")) != 1 {
+	if !strings.Contains(htmltest.Text(doc), "Pinned") || len(htmltest.ByTestID(doc, "pinned-mark")) != 1 {
 		t.Fatal("no Pinned header or pin mark")
 	}
-	item := chatByID(doc, fmt.Sprintf("history-%d", ids[0]))
-	control := chatByTestID(item, "pin-exchange")[0]
-	if title, _ := chatAttr(control, "title"); !strings.Contains(title, "kept by retention") {
+	item := htmltest.ByID(doc, fmt.Sprintf("history-%d", ids[0]))
+	control := htmltest.ByTestID(item, "pin-exchange")[0]
+	if title, _ := htmltest.Attr(control, "title"); !strings.Contains(title, "kept by retention") {
 		t.Fatalf("the pin control says %q", title)
 	}
-	if v, _ := chatAttr(control, "aria-pressed"); v != "true" {
+	if v, _ := htmltest.Attr(control, "aria-pressed"); v != "true" {
 		t.Fatal("the pin control of a pinned chat is not pressed")
 	}
 
@@ -58,7 +59,7 @@ func TestChatPin(t *testing.T) {
 	res = ann.htmx(http.MethodPost, fmt.Sprintf("/chat/%d/pin", ids[2]), url.Values{"pinned": {"1"}})
 	mustStatus(t, res, http.StatusOK)
 	frag := chatDoc(t, res)
-	if nav := chatByID(frag, "history"); nav == nil || strings.Contains(bodyOf(res), "<html") {
+	if nav := htmltest.ByID(frag, "history"); nav == nil || strings.Contains(bodyOf(res), "<html") {
 		t.Fatalf("the pin's htmx answer: %s", bodyOf(res))
 	}
 	if pinned, others = sidebarIDs(frag); !slices.Equal(pinned, []int64{ids[2], ids[0]}) || !slices.Equal(others, []int64{ids[1]}) {
@@ -76,8 +77,8 @@ func TestChatPin(t *testing.T) {
 	mustStatus(t, res, http.StatusOK)
 	a.waitTurns()
 	sent := chatDoc(t, res)
-	item = chatByID(sent, fmt.Sprintf("history-%d", ids[0]))
-	if oob, _ := chatAttr(item, "hx-swap-oob"); item == nil || oob != "true" || strings.Contains(bodyOf(res), "afterend:#history-group-today") {
+	item = htmltest.ByID(sent, fmt.Sprintf("history-%d", ids[0]))
+	if oob, _ := htmltest.Attr(item, "hx-swap-oob"); item == nil || oob != "true" || strings.Contains(bodyOf(res), "afterend:#history-group-today") {
 		t.Fatalf("the send answer moves the pinned chat: %s", bodyOf(res))
 	}
 	// The API says the same.
@@ -117,23 +118,23 @@ func TestChatArchive(t *testing.T) {
 	}
 
 	doc := ann.chatScreen(t, "/chat/archived")
-	list := chatByTestID(doc, "archived-list")
+	list := htmltest.ByTestID(doc, "archived-list")
 	if len(list) != 1 || !slices.Equal(chatHistoryIDs(list[0]), []int64{ids[1], ids[0]}) {
 		t.Fatalf("archived list: %v", chatHistoryIDs(doc))
 	}
-	item := chatByID(list[0], fmt.Sprintf("history-%d", ids[0]))
-	unarchive := chatByTestID(item, "archive-exchange")
-	if len(unarchive) != 1 || len(chatByTestID(item, "delete-exchange")) != 1 || len(chatByTestID(item, "pin-exchange")) != 0 {
+	item := htmltest.ByID(list[0], fmt.Sprintf("history-%d", ids[0]))
+	unarchive := htmltest.ByTestID(item, "archive-exchange")
+	if len(unarchive) != 1 || len(htmltest.ByTestID(item, "delete-exchange")) != 1 || len(htmltest.ByTestID(item, "pin-exchange")) != 0 {
 		t.Fatal("an archived item without unarchive and delete (or with pin)")
 	}
-	if label, _ := chatAttr(unarchive[0], "title"); label != "Unarchive" {
+	if label, _ := htmltest.Attr(unarchive[0], "title"); label != "Unarchive" {
 		t.Fatalf("the archived item's control says %q", label)
 	}
-	if links := chatByTestID(doc, "archived-link"); len(links) != 1 {
+	if links := htmltest.ByTestID(doc, "archived-link"); len(links) != 1 {
 		t.Fatal("no link to the archived view in the sidebar")
 	}
 	// Bob sees none of ann's.
-	if ids := chatHistoryIDs(chatByTestID(bob.chatScreen(t, "/chat/archived"), "archived-list")[0]); len(ids) != 0 {
+	if ids := chatHistoryIDs(htmltest.ByTestID(bob.chatScreen(t, "/chat/archived"), "archived-list")[0]); len(ids) != 0 {
 		t.Fatalf("bob's archived list: %v", ids)
 	}
 
@@ -165,9 +166,9 @@ func TestChatOpenAtSeq(t *testing.T) {
 
 	highlighted := func(doc *chatNode) []string {
 		var out []string
-		for _, m := range chatFind(doc, func(n *chatNode) bool { v, _ := chatAttr(n, "data-highlight"); return v == "true" }) {
-			seq, _ := chatAttr(m, "data-seq")
-			testid, _ := chatAttr(m, "data-testid")
+		for _, m := range htmltest.FindAll(doc, func(n *chatNode) bool { v, _ := htmltest.Attr(n, "data-highlight"); return v == "true" }) {
+			seq, _ := htmltest.Attr(m, "data-seq")
+			testid, _ := htmltest.Attr(m, "data-testid")
 			out = append(out, testid+"@"+seq)
 		}
 		return out
@@ -189,7 +190,7 @@ func TestChatOpenAtSeq(t *testing.T) {
 	pageChat := a.searchChat(ann.user.ID, models.ScopePage, &pg.ID, "about the notes", "they are short")
 	mustStatus(t, ann.postForm(fmt.Sprintf("/pages/%d/panel", pg.ID), url.Values{"panel": {"closed"}}), http.StatusSeeOther)
 	doc := ann.chatScreen(t, fmt.Sprintf("/pages/%d/chat/%d?seq=1", pg.ID, pageChat))
-	if len(chatByTestID(doc, "page-chat")) != 1 {
+	if len(htmltest.ByTestID(doc, "page-chat")) != 1 {
 		t.Fatal("the panel stayed closed")
 	}
 	if got := highlighted(doc); !slices.Equal(got, []string{"message@1"}) {
@@ -199,7 +200,7 @@ func TestChatOpenAtSeq(t *testing.T) {
 	// A title hit (no seq) opens the closed panel too, nothing highlighted.
 	mustStatus(t, ann.postForm(fmt.Sprintf("/pages/%d/panel", pg.ID), url.Values{"panel": {"closed"}}), http.StatusSeeOther)
 	doc = ann.chatScreen(t, fmt.Sprintf("/pages/%d/chat/%d", pg.ID, pageChat))
-	if len(chatByTestID(doc, "page-chat")) != 1 || len(highlighted(doc)) != 0 {
+	if len(htmltest.ByTestID(doc, "page-chat")) != 1 || len(highlighted(doc)) != 0 {
 		t.Fatal("a page chat opened without seq: panel closed or something highlighted")
 	}
 }

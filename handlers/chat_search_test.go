@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -32,8 +33,8 @@ func (a *testApp) searchChat(userID int64, scope string, pageID *int64, query, r
 // searchHits lists the hits' links in a page or fragment.
 func searchHits(doc *chatNode) []string {
 	var out []string
-	for _, h := range chatByTestID(doc, "search-hit") {
-		href, _ := chatAttr(h, "href")
+	for _, h := range htmltest.ByTestID(doc, "search-hit") {
+		href, _ := htmltest.Attr(h, "href")
 		out = append(out, href)
 	}
 	return out
@@ -79,25 +80,25 @@ func TestChatSearchAsYouType(t *testing.T) {
 			t.Errorf("no hit links to %s: %v", h, hits)
 		}
 	}
-	if n := len(chatFind(doc, func(n *chatNode) bool { return n.Data == "script" })); n != 0 {
+	if n := len(htmltest.FindAll(doc, func(n *chatNode) bool { return n.Data == "script" })); n != 0 {
 		t.Fatalf("%d script elements in the hits", n)
 	}
-	marks := chatFind(doc, func(n *chatNode) bool { return n.Data == "mark" })
-	if len(marks) == 0 || !strings.EqualFold(chatText(marks[0])[:7], "axolotl") {
+	marks := htmltest.FindAll(doc, func(n *chatNode) bool { return n.Data == "mark" })
+	if len(marks) == 0 || !strings.EqualFold(htmltest.Text(marks[0])[:7], "axolotl") {
 		t.Fatalf("no <mark> around the matched word: %s", body)
 	}
-	first := chatByTestID(doc, "search-hit")[0]
+	first := htmltest.ByTestID(doc, "search-hit")[0]
 	for _, part := range []string{"search-hit-title", "search-snippet", "search-hit-role"} {
-		if len(chatByTestID(first, part)) != 1 {
+		if len(htmltest.ByTestID(first, part)) != 1 {
 			t.Errorf("the hit has no %s", part)
 		}
 	}
-	if len(chatFind(first, func(n *chatNode) bool { return n.Data == "time" })) != 1 {
+	if len(htmltest.FindAll(first, func(n *chatNode) bool { return n.Data == "time" })) != 1 {
 		t.Error("the hit has no date")
 	}
 	roles := map[string]bool{}
-	for _, r := range chatByTestID(doc, "search-hit-role") {
-		roles[chatText(r)] = true
+	for _, r := range htmltest.ByTestID(doc, "search-hit-role") {
+		roles[htmltest.Text(r)] = true
 	}
 	for _, r := range []string{"You", "Assistant", "Title"} {
 		if !roles[r] {
@@ -126,12 +127,12 @@ func TestChatSearchWithoutJavaScriptAndBadQueries(t *testing.T) {
 		t.Fatalf("results screen hits %v", hits)
 	}
 	for _, part := range []string{"history-search", "history-list", "search-page-results"} {
-		if len(chatByTestID(doc, part)) == 0 {
+		if len(htmltest.ByTestID(doc, part)) == 0 {
 			t.Errorf("the results screen has no %s", part)
 		}
 	}
-	form := chatFind(doc, func(n *chatNode) bool { r, _ := chatAttr(n, "role"); return n.Data == "form" && r == "search" })[0]
-	if m, _ := chatAttr(form, "method"); m != "get" {
+	form := htmltest.FindAll(doc, func(n *chatNode) bool { r, _ := htmltest.Attr(n, "role"); return n.Data == "form" && r == "search" })[0]
+	if m, _ := htmltest.Attr(form, "method"); m != "get" {
 		t.Fatalf("the search form's method is %q", m)
 	}
 
@@ -151,14 +152,14 @@ func TestChatSearchWithoutJavaScriptAndBadQueries(t *testing.T) {
 	long := url.QueryEscape(strings.Repeat("q", 501))
 	for _, res := range []*http.Response{ann.get("/chat/search?q=" + long), ann.htmx(http.MethodGet, "/chat/search?q="+long, nil)} {
 		mustStatus(t, res, http.StatusBadRequest)
-		msg := chatByTestID(chatDoc(t, res), "search-error")
-		if len(msg) != 1 || !strings.Contains(chatText(msg[0]), "limit is 500") {
+		msg := htmltest.ByTestID(chatDoc(t, res), "search-error")
+		if len(msg) != 1 || !strings.Contains(htmltest.Text(msg[0]), "limit is 500") {
 			t.Fatalf("over-long search: %s", bodyOf(res))
 		}
 	}
 	emoji := url.QueryEscape(strings.Repeat("🦘", 500))
 	mustStatus(t, ann.htmx(http.MethodGet, "/chat/search?q="+emoji, nil), http.StatusOK)
-	if empty := chatByTestID(ann.chatScreen(t, "/chat/search?q="+emoji), "search-empty"); len(empty) != 1 {
+	if empty := htmltest.ByTestID(ann.chatScreen(t, "/chat/search?q="+emoji), "search-empty"); len(empty) != 1 {
 		t.Fatal("no 'nothing found' for a search without hits")
 	}
 }
@@ -186,12 +187,12 @@ func TestChatSearchPagesAndScopes(t *testing.T) {
 	all := searchHits(doc)
 	seen := map[string]bool{}
 	for pages := 1; ; pages++ {
-		more := chatByTestID(doc, "search-more")
+		more := htmltest.ByTestID(doc, "search-more")
 		if len(more) == 0 {
 			break
 		}
-		next, _ := chatAttr(more[0], "hx-get")
-		if href, _ := chatAttr(more[0], "href"); href != next || !strings.Contains(next, "before=") {
+		next, _ := htmltest.Attr(more[0], "hx-get")
+		if href, _ := htmltest.Attr(more[0], "href"); href != next || !strings.Contains(next, "before=") {
 			t.Fatalf("more: hx-get %q, href %q", next, href)
 		}
 		res = ann.htmx(http.MethodGet, next, nil)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -34,11 +35,11 @@ func TestChatSendRefused(t *testing.T) {
 			res := c.postForm("/chat/send", url.Values{"query": {tc.query}, "exchange_id": {tc.exchange}})
 			mustStatus(t, res, http.StatusUnprocessableEntity)
 			doc := chatDoc(t, res)
-			errs := chatByTestID(doc, "composer-error")
-			if len(errs) != 1 || !strings.Contains(chatText(errs[0]), tc.msg) {
+			errs := htmltest.ByTestID(doc, "composer-error")
+			if len(errs) != 1 || !strings.Contains(htmltest.Text(errs[0]), tc.msg) {
 				t.Fatalf("no composer error saying %q", tc.msg)
 			}
-			in := chatByTestID(doc, "chat-input")
+			in := htmltest.ByTestID(doc, "chat-input")
 			if len(in) != 1 || strings.TrimPrefix(chatRawText(in[0]), "\n") != strings.TrimPrefix(tc.query, "\n") {
 				t.Fatal("the typed text was not kept in the composer")
 			}
@@ -130,17 +131,17 @@ func TestChatSendHTMX(t *testing.T) {
 	if got := res.Header.Get("HX-Push-Url"); got != fmt.Sprintf("/chat/%d", id) {
 		t.Fatalf("HX-Push-Url %q", got)
 	}
-	if v := chatByID(doc, "composer-exchange"); v == nil || chatOOB(v) != "true" || chatValue(v) != fmt.Sprint(id) {
+	if v := htmltest.ByID(doc, "composer-exchange"); v == nil || chatOOB(v) != "true" || chatValue(v) != fmt.Sprint(id) {
 		t.Fatal("the composer's exchange_id is not set out of band")
 	}
-	if h := chatByID(doc, "chat-title"); h == nil || chatOOB(h) != "true" || chatText(h) != "hi there" {
+	if h := htmltest.ByID(doc, "chat-title"); h == nil || chatOOB(h) != "true" || htmltest.Text(h) != "hi there" {
 		t.Fatal("the title is not updated out of band")
 	}
-	items := chatByTestID(doc, "history-item")
+	items := htmltest.ByTestID(doc, "history-item")
 	if len(items) != 1 || chatOOB(items[0].Parent) != "afterend:#history-group-today" {
 		t.Fatal("the history item is not moved to the top out of band")
 	}
-	if v, _ := chatAttr(items[0], "data-current"); v != "true" {
+	if v, _ := htmltest.Attr(items[0], "data-current"); v != "true" {
 		t.Fatal("the new item is not highlighted")
 	}
 	// The session follows: a reload shows this conversation.
@@ -154,13 +155,13 @@ func TestChatSendHTMX(t *testing.T) {
 	res = c.htmx(http.MethodPost, "/chat/send", url.Values{"query": {"more"}, "exchange_id": {fmt.Sprint(older)}})
 	mustStatus(t, res, http.StatusOK)
 	doc = chatDoc(t, res)
-	del := chatFind(doc, func(n *chatNode) bool { return strings.HasPrefix(chatOOB(n), "delete") })
+	del := htmltest.FindAll(doc, func(n *chatNode) bool { return strings.HasPrefix(chatOOB(n), "delete") })
 	if len(del) != 1 || chatOOB(del[0]) != fmt.Sprintf(`delete:#history-items > [data-family="%d"]`, older) {
 		t.Fatal("the old history item is not deleted out of band")
 	}
-	items = chatByTestID(doc, "history-item")
-	if len(items) != 1 || !strings.Contains(chatText(items[0]), "2 turns") || !strings.Contains(chatText(items[0]), "an older chat") {
-		t.Fatalf("moved item: %s", chatText(items[0]))
+	items = htmltest.ByTestID(doc, "history-item")
+	if len(items) != 1 || !strings.Contains(htmltest.Text(items[0]), "2 turns") || !strings.Contains(htmltest.Text(items[0]), "an older chat") {
+		t.Fatalf("moved item: %s", htmltest.Text(items[0]))
 	}
 	// A tab already at /chat/{id} gets no second history entry for it.
 	a.waitTurns() // the reply to "more" is still being written
@@ -182,11 +183,11 @@ func (c *client) htmxFrom(method, path, currentURL string, form url.Values) *htt
 	return c.do(req)
 }
 
-func chatOOB(n *chatNode) string { v, _ := chatAttr(n, "hx-swap-oob"); return v }
+func chatOOB(n *chatNode) string { v, _ := htmltest.Attr(n, "hx-swap-oob"); return v }
 
-func chatValue(n *chatNode) string { v, _ := chatAttr(n, "value"); return v }
+func chatValue(n *chatNode) string { v, _ := htmltest.Attr(n, "value"); return v }
 
-func chatIDOf(n *chatNode) string { v, _ := chatAttr(n, "id"); return v }
+func chatIDOf(n *chatNode) string { v, _ := htmltest.Attr(n, "id"); return v }
 
 // chatRawText is the text of n as is (a textarea's value).
 func chatRawText(n *chatNode) string {

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // TestSubRunEntryOpensItsLog: the builtin router's search runs as a
@@ -20,21 +22,21 @@ func TestSubRunEntryOpensItsLog(t *testing.T) {
 	a.waitTurns()
 
 	doc := ann.chatScreen(t, fmt.Sprintf("/chat/%d", ex))
-	links := chatByTestID(doc, "sub-run-open")
+	links := htmltest.ByTestID(doc, "sub-run-open")
 	if len(links) != 1 {
 		t.Fatalf("%d sub-run links in the conversation, want 1", len(links))
 	}
-	href, _ := chatAttr(links[0], "href")
+	href, _ := htmltest.Attr(links[0], "href")
 	if !strings.HasPrefix(href, fmt.Sprintf("/chat/%d/subruns/", ex)) {
 		t.Fatalf("the link goes to %q", href)
 	}
 	page := ann.chatScreen(t, href)
-	if st := chatByTestID(page, "sub-run-status"); len(st) != 1 {
+	if st := htmltest.ByTestID(page, "sub-run-status"); len(st) != 1 {
 		t.Fatal("no status on the sub-run's page")
-	} else if v, _ := chatAttr(st[0], "data-status"); v != "ok" {
+	} else if v, _ := htmltest.Attr(st[0], "data-status"); v != "ok" {
 		t.Fatalf("the sub-run's status is %q", v)
 	}
-	if msgs := chatByTestID(page, "message"); len(msgs) == 0 {
+	if msgs := htmltest.ByTestID(page, "message"); len(msgs) == 0 {
 		t.Fatal("the sub-run's log is empty")
 	}
 	body := bodyOf(ann.get(href))
@@ -46,10 +48,10 @@ func TestSubRunEntryOpensItsLog(t *testing.T) {
 	// under the conversation's log.
 	res := ann.postForm(fmt.Sprintf("/admin/exchanges/%d", ex), url.Values{"reason": {"checking the search"}})
 	mustStatus(t, res, http.StatusOK)
-	rows := chatByTestID(chatDoc(t, res), "admin-sub-run")
+	rows := htmltest.ByTestID(chatDoc(t, res), "admin-sub-run")
 	if len(rows) != 1 {
 		t.Fatalf("%d sub-runs listed in the admin view, want 1", len(rows))
-	} else if st, _ := chatAttr(rows[0], "data-status"); st != "ok" {
+	} else if st, _ := htmltest.Attr(rows[0], "data-status"); st != "ok" {
 		t.Fatalf("the admin view lists the sub-run as %q", st)
 	}
 

@@ -2,10 +2,13 @@
 // pages and the JSON API, and the middleware around them (session, user,
 // CSRF). A handler parses and authorises, makes one store, agent-service or
 // screens call, and renders one view or redirects.
+//
+// Interfaces only where a test has a fake or there are several
+// implementations (Observer); the store is the concrete *models.Store, so a
+// new query is written once.
 package handlers
 
 import (
-	"context"
 	"crypto/rand"
 	"log/slog"
 	"net/netip"
@@ -16,58 +19,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
-	"palaver/dataport"
 	"palaver/models"
 	"palaver/screens"
 	"palaver/static"
 	"palaver/throttle"
 	"palaver/views"
 )
-
-// Store is what the handlers need of models.Store.
-type Store interface {
-	Ping(ctx context.Context) error
-	CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*models.User, error)
-	UserByID(ctx context.Context, id int64) (*models.User, error)
-	UserByUsername(ctx context.Context, username string) (*models.User, error)
-	UserByAPIKey(ctx context.Context, keyHash string) (*models.User, error)
-	PrincipalValid(ctx context.Context, userID, epoch int64, keyHash string) (bool, error)
-	APIKeys(ctx context.Context, userID int64) ([]models.APIKey, error)
-	CreateAPIKey(ctx context.Context, userID int64, name, keyHash string) (*models.APIKey, error)
-	DeleteAPIKey(ctx context.Context, userID, id int64) error
-	SetOwnPassword(ctx context.Context, userID int64, passwordHash string) (*models.User, error)
-	OwnedCounts(ctx context.Context, userID int64) (models.UserDeletion, error)
-	DeleteOwnAccount(ctx context.Context, userID int64) (models.UserDeletion, error)
-
-	screens.Store // what the screens read (package screens)
-
-	RenameExchange(ctx context.Context, userID, id int64, title string) (*models.Exchange, error)
-	UpdateExchange(ctx context.Context, userID, id int64, u models.ExchangeUpdate) (*models.Exchange, error)
-	Summary(ctx context.Context, userID, id int64) (*models.ExchangeSummary, error)
-	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
-	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
-	dataport.Store    // the user's data, for exports
-	dataport.Importer // and imports
-	ExportExchange(ctx context.Context, userID, id int64) (*models.ExportedExchange, error)
-	MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]models.Message, error)
-	DeleteExchange(ctx context.Context, userID, id int64) error
-	DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error)
-	ClearExchanges(ctx context.Context, userID int64, scope string, pageID int64) (int64, int64, error)
-
-	Message(ctx context.Context, userID, messageID int64) (*models.Message, error)
-	SetFeedback(ctx context.Context, userID, messageID int64, feedback *int64, comment *string) (*models.Message, error)
-	SetExchangeFeedback(ctx context.Context, userID, exchangeID int64, feedback int64) (*models.Message, error)
-	SetJobFeedback(ctx context.Context, userID int64, jobID string, feedback int64) (*models.Message, error)
-
-	AdminStore // the admin area's reads and writes (handlers/admin_auth.go)
-
-	CreatePage(ctx context.Context, userID int64, title, content string) (*models.Page, error)
-	UpdatePage(ctx context.Context, userID, id int64, title *string, content string) (*models.Page, error)
-	RestoreRevision(ctx context.Context, userID, pageID, revisionID int64) (*models.Page, error)
-	DeletePage(ctx context.Context, userID, id int64) (int64, int64, error)
-	AcceptProposal(ctx context.Context, userID, pageID, messageID int64, apply models.ApplyFunc) (*models.Page, error)
-	RejectProposal(ctx context.Context, userID, pageID, messageID int64) error
-}
 
 // Config holds the settings the handlers read.
 type Config struct {
@@ -91,7 +48,7 @@ type Config struct {
 
 // Deps are everything the handlers use. Nothing is global.
 type Deps struct {
-	Store    Store
+	Store    *models.Store
 	Sessions *scs.SessionManager
 	Agents   *agents.Service
 	Hub      *agents.Hub // live events for the user's open tabs and streams
@@ -115,7 +72,7 @@ type Deps struct {
 
 // Handlers carries the dependencies into every handler.
 type Handlers struct {
-	store    Store
+	store    *models.Store
 	sessions *scs.SessionManager
 	agents   *agents.Service
 	hub      *agents.Hub

@@ -11,6 +11,7 @@ import (
 	"github.com/fasthttp/websocket"
 	"golang.org/x/net/html"
 
+	"palaver/internal/htmltest"
 	"palaver/paths"
 )
 
@@ -50,8 +51,8 @@ func (l *liveTab) lastDoc() *html.Node {
 // in doc (nil: none).
 func liveSwitcher(doc *html.Node, messageID int64) *html.Node {
 	want := "branch-switch-" + strconv.FormatInt(messageID, 10)
-	for _, n := range chatFind(doc, func(n *html.Node) bool { id, _ := chatAttr(n, "id"); return id == want }) {
-		if oob, _ := chatAttr(n, "hx-swap-oob"); oob == "true" {
+	for _, n := range htmltest.FindAll(doc, func(n *html.Node) bool { id, _ := htmltest.Attr(n, "id"); return id == want }) {
+		if oob, _ := htmltest.Attr(n, "hx-swap-oob"); oob == "true" {
 			return n
 		}
 	}
@@ -63,11 +64,11 @@ func liveSwitcher(doc *html.Node, messageID int64) *html.Node {
 // (0: none shown).
 func liveFamilyItem(doc *html.Node, family int64) (*html.Node, string) {
 	want := fmt.Sprintf(`outerHTML:#history-items > [data-family="%d"]`, family)
-	for _, it := range chatByTestID(doc, "history-item") {
-		if oob, _ := chatAttr(it, "hx-swap-oob"); oob == want {
+	for _, it := range htmltest.ByTestID(doc, "history-item") {
+		if oob, _ := htmltest.Attr(it, "hx-swap-oob"); oob == want {
 			count := ""
-			if b := chatByTestID(it, "history-branches"); len(b) == 1 {
-				count = chatText(b[0])
+			if b := htmltest.ByTestID(it, "history-branches"); len(b) == 1 {
+				count = htmltest.Text(b[0])
 			}
 			return it, count
 		}
@@ -78,8 +79,8 @@ func liveFamilyItem(doc *html.Node, family int64) (*html.Node, string) {
 // liveRemoved says whether doc removes the sidebar item of exchange id.
 func liveRemoved(doc *html.Node, id int64) bool {
 	want := "history-" + strconv.FormatInt(id, 10)
-	for _, n := range chatFind(doc, func(n *html.Node) bool { i, _ := chatAttr(n, "id"); return i == want }) {
-		if oob, _ := chatAttr(n, "hx-swap-oob"); oob == "delete" {
+	for _, n := range htmltest.FindAll(doc, func(n *html.Node) bool { i, _ := htmltest.Attr(n, "id"); return i == want }) {
+		if oob, _ := htmltest.Attr(n, "hx-swap-oob"); oob == "delete" {
 			return true
 		}
 	}
@@ -117,20 +118,20 @@ func TestLiveBranchDeletedElsewhere(t *testing.T) {
 		return doc != nil && liveRemoved(doc, forks[1])
 	})
 	sw := liveSwitcher(doc, first)
-	if sw == nil || len(chatByTestID(sw, "branch-switch")) != 1 || !strings.Contains(chatText(sw), "1 / 2") {
+	if sw == nil || len(htmltest.ByTestID(sw, "branch-switch")) != 1 || !strings.Contains(htmltest.Text(sw), "1 / 2") {
 		t.Fatalf("the switcher did not become 1 / 2: %s (api said %s)", tab.frames[len(tab.frames)-1], body)
 	}
-	if len(chatByTestID(doc, "message")) != 0 {
+	if len(htmltest.ByTestID(doc, "message")) != 0 {
 		t.Fatalf("the entry itself was sent again: %s", tab.frames[len(tab.frames)-1])
 	}
 	it, count := liveFamilyItem(doc, id)
 	if it == nil || count != "2 branches" {
 		t.Fatalf("the family's item is %v with %q, want it with 2 branches: %s", it, count, tab.frames[len(tab.frames)-1])
 	}
-	if ex, _ := chatAttr(it, "data-exchange-id"); ex != strconv.FormatInt(id, 10) {
+	if ex, _ := htmltest.Attr(it, "data-exchange-id"); ex != strconv.FormatInt(id, 10) {
 		t.Fatalf("the family's item shows %s, want the branch on screen %d", ex, id)
 	}
-	if len(chatByTestID(doc, "chat-deleted")) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-deleted")) != 0 {
 		t.Fatal("the tab was told its conversation went")
 	}
 
@@ -142,7 +143,7 @@ func TestLiveBranchDeletedElsewhere(t *testing.T) {
 		return liveRemoved(doc, forks[0])
 	})
 	sw = liveSwitcher(doc, first)
-	if sw == nil || len(chatByTestID(sw, "branch-switch")) != 0 {
+	if sw == nil || len(htmltest.ByTestID(sw, "branch-switch")) != 0 {
 		t.Fatalf("the switcher was not taken away: %s", tab.frames[len(tab.frames)-1])
 	}
 	if it, count := liveFamilyItem(doc, id); it == nil || count != "" {
@@ -177,13 +178,13 @@ func TestLiveRootDeletedUnderItsFork(t *testing.T) {
 	if it == nil || count != "" {
 		t.Fatalf("the family's item: %v %q: %s", it, count, tab.frames[len(tab.frames)-1])
 	}
-	if ex, _ := chatAttr(it, "data-exchange-id"); ex != strconv.FormatInt(fork, 10) {
+	if ex, _ := htmltest.Attr(it, "data-exchange-id"); ex != strconv.FormatInt(fork, 10) {
 		t.Fatalf("the family's item shows %s, want the fork %d", ex, fork)
 	}
-	if fam, _ := chatAttr(it, "data-family"); fam != strconv.FormatInt(fork, 10) {
+	if fam, _ := htmltest.Attr(it, "data-family"); fam != strconv.FormatInt(fork, 10) {
 		t.Fatalf("the family is now known by %s, want its new root %d", fam, fork)
 	}
-	if sw := liveSwitcher(doc, a.chatMsgAt(ann.user.ID, fork, 0)); sw == nil || len(chatByTestID(sw, "branch-switch")) != 0 {
+	if sw := liveSwitcher(doc, a.chatMsgAt(ann.user.ID, fork, 0)); sw == nil || len(htmltest.ByTestID(sw, "branch-switch")) != 0 {
 		t.Fatalf("the fork's switcher was not taken away: %s", tab.frames[len(tab.frames)-1])
 	}
 }
@@ -216,23 +217,23 @@ func TestLiveDeletedChatTellsItsTab(t *testing.T) {
 	var doc *html.Node
 	showing.readUntil("the notice", func() bool {
 		doc = showing.lastDoc()
-		return doc != nil && len(chatByTestID(doc, "chat-deleted")) == 1
+		return doc != nil && len(htmltest.ByTestID(doc, "chat-deleted")) == 1
 	})
 	if !liveRemoved(doc, gone) {
 		t.Fatalf("its sidebar item stays: %s", showing.frames[len(showing.frames)-1])
 	}
-	exchange := chatFind(doc, func(n *html.Node) bool { id, _ := chatAttr(n, "id"); return id == "composer-exchange" })
+	exchange := htmltest.FindAll(doc, func(n *html.Node) bool { id, _ := htmltest.Attr(n, "id"); return id == "composer-exchange" })
 	if len(exchange) != 1 {
 		t.Fatalf("the composer's exchange was not reset: %s", showing.frames[len(showing.frames)-1])
 	}
-	if v, _ := chatAttr(exchange[0], "value"); v != "0" {
+	if v, _ := htmltest.Attr(exchange[0], "value"); v != "0" {
 		t.Fatalf("the composer now sends to %q, want a new chat", v)
 	}
 	other.readUntil("the removal", func() bool {
 		doc = other.lastDoc()
 		return doc != nil && liveRemoved(doc, gone)
 	})
-	if len(chatByTestID(doc, "chat-deleted")) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-deleted")) != 0 {
 		t.Fatal("a tab on another conversation was told it went")
 	}
 	// Bob's tab hears nothing: a message of his own comes first.
@@ -266,16 +267,16 @@ func TestLiveShownBranchDeletedLeavesItsFamily(t *testing.T) {
 	var doc *html.Node
 	tab.readUntil("the notice", func() bool {
 		doc = tab.lastDoc()
-		return doc != nil && len(chatByTestID(doc, "chat-deleted")) == 1
+		return doc != nil && len(htmltest.ByTestID(doc, "chat-deleted")) == 1
 	})
 	it, count := liveFamilyItem(doc, id)
 	if it == nil || count != "" {
 		t.Fatalf("the family's item: %v %q: %s", it, count, tab.frames[len(tab.frames)-1])
 	}
-	if ex, _ := chatAttr(it, "data-exchange-id"); ex != strconv.FormatInt(id, 10) {
+	if ex, _ := htmltest.Attr(it, "data-exchange-id"); ex != strconv.FormatInt(id, 10) {
 		t.Fatalf("the family's item shows %s, want the branch left %d", ex, id)
 	}
-	if _, current := chatAttr(it, "data-current"); current {
+	if _, current := htmltest.Attr(it, "data-current"); current {
 		t.Fatal("the branch left is marked as the one on screen")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -120,14 +121,14 @@ func (l *liveTab) read() string {
 	if err != nil {
 		l.t.Fatalf("parse %q: %v", frame, err)
 	}
-	for _, n := range chatFind(doc, func(*html.Node) bool { return true }) {
-		id, _ := chatAttr(n, "id")
-		oob, _ := chatAttr(n, "hx-swap-oob")
-		testid, _ := chatAttr(n, "data-testid")
+	for _, n := range htmltest.FindAll(doc, func(*html.Node) bool { return true }) {
+		id, _ := htmltest.Attr(n, "id")
+		oob, _ := htmltest.Attr(n, "hx-swap-oob")
+		testid, _ := htmltest.Attr(n, "data-testid")
 		switch {
 		case testid == "message":
 			l.entries = append(l.entries, id)
-			if s, ok := chatAttr(n, "data-seq"); ok {
+			if s, ok := htmltest.Attr(n, "data-seq"); ok {
 				seq, _ := strconv.ParseInt(s, 10, 64)
 				l.maxSeq = max(l.maxSeq, seq)
 			}
@@ -147,9 +148,9 @@ func (l *liveTab) read() string {
 			l.closed++
 			l.pending = false
 		case testid == "composer-turn":
-			l.turn, _ = chatAttr(n, "data-turn-status")
+			l.turn, _ = htmltest.Attr(n, "data-turn-status")
 		case testid == "history-item":
-			status, _ := chatAttr(n, "data-turn-status")
+			status, _ := htmltest.Attr(n, "data-turn-status")
 			l.history = append(l.history, id+":"+status)
 		}
 	}

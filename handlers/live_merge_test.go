@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 
 	"palaver/handlers"
+	"palaver/internal/htmltest"
 	"palaver/models"
 	"palaver/views"
 )
@@ -105,10 +106,10 @@ func liveRender(t *testing.T, u views.LiveUpdate) rendered {
 		t.Fatal(err)
 	}
 	var r rendered
-	for _, n := range chatFind(doc, func(*html.Node) bool { return true }) {
-		id, _ := chatAttr(n, "id")
-		oob, _ := chatAttr(n, "hx-swap-oob")
-		testid, _ := chatAttr(n, "data-testid")
+	for _, n := range htmltest.FindAll(doc, func(*html.Node) bool { return true }) {
+		id, _ := htmltest.Attr(n, "id")
+		oob, _ := htmltest.Attr(n, "hx-swap-oob")
+		testid, _ := htmltest.Attr(n, "data-testid")
 		switch {
 		case testid == "message":
 			r.entries = append(r.entries, id)
@@ -121,10 +122,10 @@ func liveRender(t *testing.T, u views.LiveUpdate) rendered {
 		case id == "pending-reply" && oob == "delete":
 			r.closed++
 		case testid == "composer-turn":
-			s, _ := chatAttr(n, "data-turn-status")
+			s, _ := htmltest.Attr(n, "data-turn-status")
 			r.turns = append(r.turns, s)
 		case testid == "history-item":
-			s, _ := chatAttr(n, "data-turn-status")
+			s, _ := htmltest.Attr(n, "data-turn-status")
 			r.history = append(r.history, id+":"+s)
 			r.inPlace = r.inPlace || oob == "true"
 		case strings.HasPrefix(oob, "afterend:#history-group-today"):

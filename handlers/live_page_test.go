@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html"
 
 	"palaver/agents"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -73,7 +74,7 @@ func TestLivePageChatReplyArrivesAsCard(t *testing.T) {
 	if msgs := chatTranscript(doc); len(msgs) != 1 || msgs[0].Role != "user" {
 		t.Fatalf("send answer entries %+v", msgs)
 	}
-	if len(chatByTestID(doc, "pending-reply")) != 1 {
+	if len(htmltest.ByTestID(doc, "pending-reply")) != 1 {
 		t.Fatal("no pending reply cell in the send answer")
 	}
 	if len(pageCards(doc)) != 0 {
@@ -88,10 +89,10 @@ func TestLivePageChatReplyArrivesAsCard(t *testing.T) {
 	}
 	// A message may carry several appends (what queued up goes out as one
 	// message): the card is in one of them, once.
-	boxes := chatFind(frame, func(n *html.Node) bool { v, _ := chatAttr(n, "hx-swap-oob"); return v == "beforeend:#transcript" })
+	boxes := htmltest.FindAll(frame, func(n *html.Node) bool { v, _ := htmltest.Attr(n, "hx-swap-oob"); return v == "beforeend:#transcript" })
 	appended := 0
 	for _, box := range boxes {
-		appended += len(chatByTestID(box, "proposal"))
+		appended += len(htmltest.ByTestID(box, "proposal"))
 	}
 	if appended != 1 {
 		t.Fatalf("the card is appended to the transcript %d times, want once", appended)
@@ -117,20 +118,20 @@ func TestLivePageSavePushesTheEditor(t *testing.T) {
 	res := c.postForm(fmt.Sprintf("/pages/%d/save", id), url.Values{"title": {"Trip"}, "content": {"# New\n\ntext\n"}})
 	mustStatus(t, res, http.StatusSeeOther)
 	doc := tab.readFrame(`id="page-content"`)
-	ta := chatByID(doc, "page-content")
-	if v, _ := chatAttr(ta, "hx-swap-oob"); v != "true" {
+	ta := htmltest.ByID(doc, "page-content")
+	if v, _ := htmltest.Attr(ta, "hx-swap-oob"); v != "true" {
 		t.Fatal("the editor text is not swapped out of band")
 	}
 	if got := pageEditorText(t, doc); got != "# New\n\ntext\n" {
 		t.Fatalf("pushed editor text %q", got)
 	}
-	if h := chatFind(oob(t, doc, "page-preview"), func(n *html.Node) bool { return n.Data == "h1" }); len(h) != 1 {
+	if h := htmltest.FindAll(oob(t, doc, "page-preview"), func(n *html.Node) bool { return n.Data == "h1" }); len(h) != 1 {
 		t.Fatal("the preview does not show the saved text")
 	}
 	if got := pageRevisionSources(oob(t, doc, "page-revisions")); len(got) != 2 || got[0] != "user" {
 		t.Fatalf("pushed revisions %v", got)
 	}
-	if v, _ := chatAttr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "true" {
+	if v, _ := htmltest.Attr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "true" {
 		t.Fatal("the card did not turn stale")
 	}
 
@@ -143,7 +144,7 @@ func TestLivePageSavePushesTheEditor(t *testing.T) {
 	if got := pageEditorText(t, doc); got != pageTrip {
 		t.Fatalf("pushed editor text after the restore %q", got)
 	}
-	if v, _ := chatAttr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "false" {
+	if v, _ := htmltest.Attr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "false" {
 		t.Fatal("the card should be actionable again")
 	}
 
@@ -155,7 +156,7 @@ func TestLivePageSavePushesTheEditor(t *testing.T) {
 	if !strings.Contains(pageEditorText(t, doc), "## Z") {
 		t.Fatalf("pushed editor text after the accept %q", pageEditorText(t, doc))
 	}
-	if v, _ := chatAttr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-testid"); v != "proposal-applied" {
+	if v, _ := htmltest.Attr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-testid"); v != "proposal-applied" {
 		t.Fatalf("the accepted card became %q", v)
 	}
 }
@@ -206,25 +207,25 @@ func TestPageEditorIsLive(t *testing.T) {
 	id := c.pageCreate(t, "Trip", pageTrip)
 	c.pageSend(t, id, "hello", 0)
 	doc := c.pageEdit(t, id)
-	if n := len(chatByTestID(doc, "live")); n != 1 {
+	if n := len(htmltest.ByTestID(doc, "live")); n != 1 {
 		t.Fatalf("%d live connections on the editor page", n)
 	}
-	pages := chatFind(doc, func(n *html.Node) bool { _, ok := chatAttr(n, "data-live-page"); return ok })
+	pages := htmltest.FindAll(doc, func(n *html.Node) bool { _, ok := htmltest.Attr(n, "data-live-page"); return ok })
 	if len(pages) != 1 {
 		t.Fatalf("%d elements naming the page", len(pages))
 	}
-	if v, _ := chatAttr(pages[0], "data-live-page"); v != strconv.FormatInt(id, 10) {
+	if v, _ := htmltest.Attr(pages[0], "data-live-page"); v != strconv.FormatInt(id, 10) {
 		t.Fatalf("data-live-page %q", v)
 	}
 	for _, el := range []string{"transcript", "transcript-pending", "composer-turn", "page-changed"} {
-		if chatByID(doc, el) == nil {
+		if htmltest.ByID(doc, el) == nil {
 			t.Fatalf("the editor page has no #%s", el)
 		}
 	}
-	if _, hidden := chatAttr(chatByID(doc, "page-changed"), "hidden"); !hidden {
+	if _, hidden := htmltest.Attr(htmltest.ByID(doc, "page-changed"), "hidden"); !hidden {
 		t.Fatal("the page-changed notice shows on load")
 	}
-	if len(chatByTestID(doc, "chat-stop")) != 0 {
+	if len(htmltest.ByTestID(doc, "chat-stop")) != 0 {
 		t.Fatal("Stop shown with no turn running")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fasthttp/websocket"
 
 	"palaver/agents"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -406,19 +407,19 @@ func TestChatScreenIsLive(t *testing.T) {
 	ex, _ := a.liveStart(ann.user.ID, 0, "hello")
 	a.liveFinish(ann.user.ID, ex.ID, "Hello!")
 	doc := ann.chatScreen(t, "/chat/"+strconv.FormatInt(ex.ID, 10))
-	live := chatByID(doc, "live")
+	live := htmltest.ByID(doc, "live")
 	if live == nil {
 		t.Fatal("no #live element")
 	}
-	if v, _ := chatAttr(live, "ws-connect"); v != "/live" {
+	if v, _ := htmltest.Attr(live, "ws-connect"); v != "/live" {
 		t.Fatalf("ws-connect %q", v)
 	}
-	if chatByID(doc, "transcript-pending") == nil || chatByID(doc, "composer-turn") == nil {
+	if htmltest.ByID(doc, "transcript-pending") == nil || htmltest.ByID(doc, "composer-turn") == nil {
 		t.Fatal("no place for the pending reply or the turn state")
 	}
 	var seqs []string
-	for _, m := range chatByTestID(doc, "message") {
-		s, _ := chatAttr(m, "data-seq")
+	for _, m := range htmltest.ByTestID(doc, "message") {
+		s, _ := htmltest.Attr(m, "data-seq")
 		seqs = append(seqs, s)
 	}
 	if strings.Join(seqs, ",") != "0,1" {

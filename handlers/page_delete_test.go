@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // Deleting a page (after a confirmation without JavaScript) deletes its chats
@@ -26,7 +28,7 @@ func TestPageDeleteRemovesItsChats(t *testing.T) {
 
 	res := c.postForm(fmt.Sprintf("/pages/%d/delete", doomed), url.Values{})
 	mustStatus(t, res, http.StatusOK)
-	if len(chatByTestID(chatDoc(t, res), "confirm")) != 1 || a.pageCount("pages", "id = ? AND deleted_at IS NULL", doomed) != 1 {
+	if len(htmltest.ByTestID(chatDoc(t, res), "confirm")) != 1 || a.pageCount("pages", "id = ? AND deleted_at IS NULL", doomed) != 1 {
 		t.Fatal("an unconfirmed delete did not ask, or deleted")
 	}
 	res = c.postForm(fmt.Sprintf("/pages/%d/delete", doomed), url.Values{"confirmed": {"1"}})
@@ -50,7 +52,7 @@ func TestPageDeleteRemovesItsChats(t *testing.T) {
 		}
 	}
 	mustStatus(t, c.get(fmt.Sprintf("/pages/%d/edit", doomed)), http.StatusNotFound)
-	if items := chatByTestID(c.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
+	if items := htmltest.ByTestID(c.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
 		t.Fatalf("/pages lists %d pages after the delete", len(items))
 	}
 }
@@ -69,7 +71,7 @@ func TestPageClearChats(t *testing.T) {
 
 	res := c.postForm(fmt.Sprintf("/pages/%d/chat/clear", page), url.Values{})
 	mustStatus(t, res, http.StatusOK)
-	if len(chatByTestID(chatDoc(t, res), "confirm")) != 1 || a.pageCount("exchanges", "page_id = ?", page) != 1 {
+	if len(htmltest.ByTestID(chatDoc(t, res), "confirm")) != 1 || a.pageCount("exchanges", "page_id = ?", page) != 1 {
 		t.Fatal("an unconfirmed clear did not ask, or cleared")
 	}
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/chat/clear", page), url.Values{"confirmed": {"1"}}), http.StatusSeeOther)

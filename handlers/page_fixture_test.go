@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -72,28 +73,28 @@ type pageCard struct {
 // pageCards lists the actionable proposal cards on a page.
 func pageCards(doc *html.Node) []pageCard {
 	var out []pageCard
-	for _, n := range chatByTestID(doc, "proposal") {
+	for _, n := range htmltest.ByTestID(doc, "proposal") {
 		var pc pageCard
-		id, _ := chatAttr(n, "data-message-id")
+		id, _ := htmltest.Attr(n, "data-message-id")
 		pc.MessageID, _ = strconv.ParseInt(id, 10, 64)
-		pc.Mode, _ = chatAttr(n, "data-mode")
-		stale, _ := chatAttr(n, "data-stale")
+		pc.Mode, _ = htmltest.Attr(n, "data-mode")
+		stale, _ := htmltest.Attr(n, "data-stale")
 		pc.Stale = stale == "true"
-		if b := chatByTestID(n, "proposal-accept"); len(b) == 1 {
-			_, disabled := chatAttr(b[0], "disabled")
+		if b := htmltest.ByTestID(n, "proposal-accept"); len(b) == 1 {
+			_, disabled := htmltest.Attr(b[0], "disabled")
 			pc.Accept = !disabled
 		}
-		for _, s := range chatByTestID(n, "proposal-section") {
-			kind, _ := chatAttr(s, "data-kind")
-			name, _ := chatAttr(s, "data-section")
+		for _, s := range htmltest.ByTestID(n, "proposal-section") {
+			kind, _ := htmltest.Attr(s, "data-kind")
+			name, _ := htmltest.Attr(s, "data-section")
 			pc.Kinds = append(pc.Kinds, kind)
 			pc.Sections = append(pc.Sections, name)
-			if box := chatByTestID(s, "proposal-section-check"); len(box) == 1 {
-				v, _ := chatAttr(box[0], "value")
+			if box := htmltest.ByTestID(s, "proposal-section-check"); len(box) == 1 {
+				v, _ := htmltest.Attr(box[0], "value")
 				pc.Keys = append(pc.Keys, v)
 			}
 		}
-		pc.Text = chatText(n)
+		pc.Text = htmltest.Text(n)
 		out = append(out, pc)
 	}
 	return out
@@ -102,8 +103,8 @@ func pageCards(doc *html.Node) []pageCard {
 // pageApplied lists the ids of the proposals shown as applied.
 func pageApplied(doc *html.Node) []string {
 	var out []string
-	for _, n := range chatByTestID(doc, "proposal-applied") {
-		id, _ := chatAttr(n, "id")
+	for _, n := range htmltest.ByTestID(doc, "proposal-applied") {
+		id, _ := htmltest.Attr(n, "id")
 		out = append(out, id)
 	}
 	return out
@@ -112,7 +113,7 @@ func pageApplied(doc *html.Node) []string {
 // pageEditorText is the editor's text on a page.
 func pageEditorText(t *testing.T, doc *html.Node) string {
 	t.Helper()
-	ta := chatByTestID(doc, "page-content")
+	ta := htmltest.ByTestID(doc, "page-content")
 	if len(ta) != 1 {
 		t.Fatalf("%d page-content editors", len(ta))
 	}
@@ -127,8 +128,8 @@ func pageEditorText(t *testing.T, doc *html.Node) string {
 // newest first.
 func pageRevisionSources(doc *html.Node) []string {
 	var out []string
-	for _, r := range chatByTestID(doc, "revision") {
-		s, _ := chatAttr(r, "data-source")
+	for _, r := range htmltest.ByTestID(doc, "revision") {
+		s, _ := htmltest.Attr(r, "data-source")
 		out = append(out, s)
 	}
 	return out
@@ -158,36 +159,11 @@ func (a *testApp) revisions(userID, pageID int64) []models.RevisionSummary {
 // prove a refused request changed nothing.
 func (a *testApp) pageSnapshot() string {
 	a.t.Helper()
-	db, err := a.store.SQL()
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString(a.chatSnapshot())
-	for _, q := range []string{
+	return a.chatSnapshot() + a.dump(
 		"SELECT id, user_id, title, content, updated_at, COALESCE(deleted_at, 'live') FROM pages ORDER BY id",
 		"SELECT id, page_id, content, edit_source, COALESCE(message_id, 0) FROM page_revisions ORDER BY id",
 		"SELECT message_id, user_id FROM proposal_rejections ORDER BY message_id",
-	} {
-		rows, err := db.Query(q)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				a.t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		rows.Close()
-	}
-	return b.String()
+	)
 }
 
 // pageCount counts rows of table matching where.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"palaver/agents"
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -19,7 +20,7 @@ func TestPagesNoJSFlow(t *testing.T) {
 	c := a.register("ada")
 
 	doc := c.chatScreen(t, "/pages")
-	if len(chatByTestID(doc, "pages-empty")) != 1 || len(chatByTestID(doc, "page-create")) != 1 {
+	if len(htmltest.ByTestID(doc, "pages-empty")) != 1 || len(htmltest.ByTestID(doc, "page-create")) != 1 {
 		t.Fatal("an empty /pages lacks its empty note or its create form")
 	}
 	// The browser sends the text area's lines with CRLF; the page keeps LF.
@@ -33,15 +34,15 @@ func TestPagesNoJSFlow(t *testing.T) {
 		t.Fatalf("editor shows %q", got)
 	}
 	for _, hook := range []string{"page-content", "page-save", "page-chat", "page-preview"} {
-		if len(chatByTestID(doc, hook)) != 1 {
+		if len(htmltest.ByTestID(doc, hook)) != 1 {
 			t.Fatalf("the editor has no single %s", hook)
 		}
 	}
-	panel := chatByTestID(doc, "page-chat")[0]
-	if len(chatByTestID(panel, "chat-input")) != 1 || len(chatByTestID(panel, "chat-send")) != 1 || len(chatByTestID(panel, "chat-welcome")) != 1 {
+	panel := htmltest.ByTestID(doc, "page-chat")[0]
+	if len(htmltest.ByTestID(panel, "chat-input")) != 1 || len(htmltest.ByTestID(panel, "chat-send")) != 1 || len(htmltest.ByTestID(panel, "chat-welcome")) != 1 {
 		t.Fatal("the panel lacks its own composer or welcome")
 	}
-	if h2 := chatFind(chatByTestID(doc, "page-preview")[0], func(n *chatNode) bool { return n.Data == "h2" }); len(h2) != 2 || chatText(h2[0]) != "Plan" {
+	if h2 := htmltest.FindAll(htmltest.ByTestID(doc, "page-preview")[0], func(n *chatNode) bool { return n.Data == "h2" }); len(h2) != 2 || htmltest.Text(h2[0]) != "Plan" {
 		t.Fatalf("the preview does not render the Markdown: %d h2", len(h2))
 	}
 	if got := pageRevisionSources(doc); !slices.Equal(got, []string{"user"}) {
@@ -62,7 +63,7 @@ func TestPagesNoJSFlow(t *testing.T) {
 	if got := pageEditorText(t, doc); got != edited {
 		t.Fatalf("editor after save %q", got)
 	}
-	if v, _ := chatAttr(chatByTestID(doc, "page-title")[0], "value"); v != "Trip plans" {
+	if v, _ := htmltest.Attr(htmltest.ByTestID(doc, "page-title")[0], "value"); v != "Trip plans" {
 		t.Fatalf("title after save %q", v)
 	}
 	// Saving what is already there writes no revision.
@@ -108,8 +109,8 @@ func TestPagesNoJSFlow(t *testing.T) {
 	if got := pageRevisionSources(doc); !slices.Equal(got, []string{"agent", "user", "user"}) {
 		t.Fatalf("revisions after accept %v", got)
 	}
-	link := chatByTestID(doc, "revision-message")
-	if href, _ := chatAttr(link[0], "href"); len(link) != 1 || href != fmt.Sprintf("/pages/%d/chat/%d#msg-%d", id, ex, msg) {
+	link := htmltest.ByTestID(doc, "revision-message")
+	if href, _ := htmltest.Attr(link[0], "href"); len(link) != 1 || href != fmt.Sprintf("/pages/%d/chat/%d#msg-%d", id, ex, msg) {
 		t.Fatalf("the agent revision's link: %d links, %q", len(link), href)
 	}
 	revs := a.revisions(c.user.ID, id)
@@ -132,10 +133,10 @@ func TestPagesNoJSFlow(t *testing.T) {
 	}
 	// The list shows the page with its revisions.
 	list := c.chatScreen(t, "/pages")
-	items := chatByTestID(list, "page-item")
-	if len(items) != 1 || chatText(chatByTestID(items[0], "page-item-title")[0]) != "Trip plans" ||
-		chatText(chatByTestID(items[0], "page-item-revisions")[0]) != "4 revisions" {
-		t.Fatalf("/pages lists %d items: %s", len(items), chatText(list))
+	items := htmltest.ByTestID(list, "page-item")
+	if len(items) != 1 || htmltest.Text(htmltest.ByTestID(items[0], "page-item-title")[0]) != "Trip plans" ||
+		htmltest.Text(htmltest.ByTestID(items[0], "page-item-revisions")[0]) != "4 revisions" {
+		t.Fatalf("/pages lists %d items: %s", len(items), htmltest.Text(list))
 	}
 }
 
@@ -300,10 +301,10 @@ func TestPageFormsRefused(t *testing.T) {
 	res := c.postForm("/pages", url.Values{"title": {"   "}, "content": {"# kept text"}})
 	mustStatus(t, res, http.StatusUnprocessableEntity)
 	doc := chatDoc(t, res)
-	if e := chatByTestID(doc, "page-create-error"); len(e) != 1 || !strings.Contains(chatText(e[0]), "title") {
+	if e := htmltest.ByTestID(doc, "page-create-error"); len(e) != 1 || !strings.Contains(htmltest.Text(e[0]), "title") {
 		t.Fatal("no error on a blank title")
 	}
-	if got := chatText(chatByTestID(doc, "page-create-content")[0]); got != "# kept text" {
+	if got := htmltest.Text(htmltest.ByTestID(doc, "page-create-content")[0]); got != "# kept text" {
 		t.Fatalf("typed content lost: %q", got)
 	}
 	mustStatus(t, c.postForm("/pages", url.Values{"title": {strings.Repeat("x", 201)}}), http.StatusUnprocessableEntity)
@@ -316,7 +317,7 @@ func TestPageFormsRefused(t *testing.T) {
 	res = c.postForm(fmt.Sprintf("/pages/%d/save", id), url.Values{"title": {""}, "content": {"unsaved words"}})
 	mustStatus(t, res, http.StatusUnprocessableEntity)
 	doc = chatDoc(t, res)
-	if got := pageEditorText(t, doc); got != "unsaved words" || len(chatByTestID(doc, "page-error")) != 1 {
+	if got := pageEditorText(t, doc); got != "unsaved words" || len(htmltest.ByTestID(doc, "page-error")) != 1 {
 		t.Fatalf("refused save shows %q", got)
 	}
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/save", id), url.Values{"title": {"T"}}), http.StatusBadRequest)
@@ -326,7 +327,7 @@ func TestPageFormsRefused(t *testing.T) {
 	// An empty message to the assistant: the editor again, with the reason.
 	res = c.postForm(fmt.Sprintf("/pages/%d/chat", id), url.Values{"query": {"  "}, "exchange_id": {"0"}})
 	mustStatus(t, res, http.StatusUnprocessableEntity)
-	if e := chatByTestID(chatDoc(t, res), "composer-error"); len(e) != 1 || !strings.Contains(chatText(e[0]), "Type a message") {
+	if e := htmltest.ByTestID(chatDoc(t, res), "composer-error"); len(e) != 1 || !strings.Contains(htmltest.Text(e[0]), "Type a message") {
 		t.Fatal("no reason for an empty message")
 	}
 	if a.pageSnapshot() != before {
@@ -363,7 +364,7 @@ func TestPageChatResume(t *testing.T) {
 	// New chat: empty, and it stays empty on reload.
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/chat/new", p1), url.Values{}), http.StatusSeeOther)
 	doc = c.pageEdit(t, p1)
-	if got := chatComposerExchange(t, doc); got != "0" || len(chatTranscript(doc)) != 0 || len(chatByTestID(doc, "chat-welcome")) != 1 {
+	if got := chatComposerExchange(t, doc); got != "0" || len(chatTranscript(doc)) != 0 || len(htmltest.ByTestID(doc, "chat-welcome")) != 1 {
 		t.Fatalf("new chat shows exchange %s with %d messages", got, len(chatTranscript(doc)))
 	}
 	ex3 := c.pageSend(t, p1, "another chat", 0)
@@ -390,7 +391,7 @@ func TestPageChatResume(t *testing.T) {
 	// Deleting the open chat (no JavaScript: confirm first) starts a new one.
 	res := c.postForm(fmt.Sprintf("/pages/%d/chat/%d/delete", p1, ex1), url.Values{})
 	mustStatus(t, res, http.StatusOK)
-	if len(chatByTestID(chatDoc(t, res), "confirm")) != 1 {
+	if len(htmltest.ByTestID(chatDoc(t, res), "confirm")) != 1 {
 		t.Fatal("no confirmation before deleting a chat")
 	}
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/chat/%d/delete", p1, ex1), url.Values{"confirmed": {"1"}}), http.StatusSeeOther)
@@ -431,16 +432,16 @@ func TestPagePanelToggle(t *testing.T) {
 	id := c.pageCreate(t, "Trip", pageTrip)
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/panel", id), url.Values{"panel": {"closed"}}), http.StatusSeeOther)
 	doc := c.pageEdit(t, id)
-	if len(chatByTestID(doc, "page-chat")) != 0 || len(chatByTestID(doc, "page-chat-open")) != 1 || len(chatByTestID(doc, "page-content")) != 1 {
+	if len(htmltest.ByTestID(doc, "page-chat")) != 0 || len(htmltest.ByTestID(doc, "page-chat-open")) != 1 || len(htmltest.ByTestID(doc, "page-content")) != 1 {
 		t.Fatal("the closed panel still shows, or cannot be opened")
 	}
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/panel", id), url.Values{"panel": {"open"}})
 	mustStatus(t, res, http.StatusOK)
 	frag := chatDoc(t, res)
-	if len(chatByTestID(frag, "page-chat")) != 1 || len(chatByTestID(frag, "chat-input")) != 1 || len(chatByTestID(frag, "page-content")) != 0 {
+	if len(htmltest.ByTestID(frag, "page-chat")) != 1 || len(htmltest.ByTestID(frag, "chat-input")) != 1 || len(htmltest.ByTestID(frag, "page-content")) != 0 {
 		t.Fatal("htmx open does not answer with the panel alone")
 	}
-	if len(chatByTestID(c.pageEdit(t, id), "page-chat")) != 1 {
+	if len(htmltest.ByTestID(c.pageEdit(t, id), "page-chat")) != 1 {
 		t.Fatal("the panel did not stay open")
 	}
 	mustStatus(t, c.postForm(fmt.Sprintf("/pages/%d/panel", id), url.Values{"panel": {"sideways"}}), http.StatusBadRequest)

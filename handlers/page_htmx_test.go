@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"palaver/internal/htmltest"
 	"palaver/models"
 )
 
@@ -16,11 +17,11 @@ import (
 // out-of-band swap.
 func oob(t *testing.T, doc *html.Node, id string) *html.Node {
 	t.Helper()
-	n := chatByID(doc, id)
+	n := htmltest.ByID(doc, id)
 	if n == nil {
 		t.Fatalf("the answer has no #%s", id)
 	}
-	if v, ok := chatAttr(n, "hx-swap-oob"); !ok || v == "" {
+	if v, ok := htmltest.Attr(n, "hx-swap-oob"); !ok || v == "" {
 		t.Fatalf("#%s is not swapped out of band", id)
 	}
 	return n
@@ -45,11 +46,11 @@ func TestPageHTMXProposalFlow(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Role != "user" {
 		t.Fatalf("sent entries %+v", msgs)
 	}
-	if len(chatByTestID(doc, "pending-reply")) != 1 {
+	if len(htmltest.ByTestID(doc, "pending-reply")) != 1 {
 		t.Fatal("no pending reply cell in the send answer")
 	}
 	ex := oob(t, doc, "composer-exchange")
-	exID, _ := chatAttr(ex, "value")
+	exID, _ := htmltest.Attr(ex, "value")
 	if exID == "0" || exID == "" {
 		t.Fatalf("composer exchange %q", exID)
 	}
@@ -85,24 +86,24 @@ func TestPageHTMXProposalFlow(t *testing.T) {
 	if got := pageEditorText(t, doc); got != want {
 		t.Fatalf("oob editor text %q, want %q", got, want)
 	}
-	if v, _ := chatAttr(ta, "data-testid"); v != "page-content" {
+	if v, _ := htmltest.Attr(ta, "data-testid"); v != "page-content" {
 		t.Fatal("the new editor lost its hook")
 	}
-	if !strings.Contains(chatText(oob(t, doc, "page-preview")), "500 euros") {
+	if !strings.Contains(htmltest.Text(oob(t, doc, "page-preview")), "500 euros") {
 		t.Fatal("the preview was not updated")
 	}
 	if got := pageRevisionSources(oob(t, doc, "page-revisions")); len(got) != 2 || got[0] != "agent" {
 		t.Fatalf("oob revisions %v", got)
 	}
-	if !strings.Contains(chatText(oob(t, doc, "page-status")), "Applied") {
+	if !strings.Contains(htmltest.Text(oob(t, doc, "page-status")), "Applied") {
 		t.Fatal("no status")
 	}
 	applied := oob(t, doc, fmt.Sprintf("proposal-%d", cards[0].MessageID))
-	if v, _ := chatAttr(applied, "data-testid"); v != "proposal-applied" {
+	if v, _ := htmltest.Attr(applied, "data-testid"); v != "proposal-applied" {
 		t.Fatalf("the accepted card became %q", v)
 	}
 	stale := oob(t, doc, fmt.Sprintf("proposal-%d", full.MessageID))
-	if v, _ := chatAttr(stale, "data-stale"); v != "true" {
+	if v, _ := htmltest.Attr(stale, "data-stale"); v != "true" {
 		t.Fatal("the other card did not turn stale")
 	}
 	if a.page(c.user.ID, id).Content != want {
@@ -122,16 +123,16 @@ func TestPageHTMXSaveAndRestore(t *testing.T) {
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/save", id), url.Values{"title": {"Trip"}, "content": {"# New\n\ntext\n"}})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	if chatByID(doc, "page-content") != nil {
+	if htmltest.ByID(doc, "page-content") != nil {
 		t.Fatal("a save replaced the editor the person is typing in")
 	}
-	if h := chatFind(oob(t, doc, "page-preview"), func(n *chatNode) bool { return n.Data == "h1" }); len(h) != 1 {
+	if h := htmltest.FindAll(oob(t, doc, "page-preview"), func(n *chatNode) bool { return n.Data == "h1" }); len(h) != 1 {
 		t.Fatal("the preview does not show the saved text")
 	}
-	if v, _ := chatAttr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "true" {
+	if v, _ := htmltest.Attr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "true" {
 		t.Fatal("the card did not turn stale after the save")
 	}
-	if !strings.Contains(chatText(oob(t, doc, "page-status")), "Saved") {
+	if !strings.Contains(htmltest.Text(oob(t, doc, "page-status")), "Saved") {
 		t.Fatal("no saved status")
 	}
 	// A title problem is an alert for htmx, and changes nothing.
@@ -151,7 +152,7 @@ func TestPageHTMXSaveAndRestore(t *testing.T) {
 	if got := pageEditorText(t, doc); got != pageTrip {
 		t.Fatalf("restored editor %q", got)
 	}
-	if v, _ := chatAttr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "false" {
+	if v, _ := htmltest.Attr(oob(t, doc, fmt.Sprintf("proposal-%d", msg)), "data-stale"); v != "false" {
 		t.Fatal("back to the proposed-for content, the card should be actionable again")
 	}
 
@@ -178,7 +179,7 @@ func TestPageHTMXPanelAndDelete(t *testing.T) {
 	res := c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/chat/new", id), url.Values{})
 	mustStatus(t, res, http.StatusOK)
 	doc := chatDoc(t, res)
-	if len(chatByTestID(doc, "page-chat")) != 1 || chatComposerExchange(t, doc) != "0" || len(chatByTestID(doc, "page-content")) != 0 {
+	if len(htmltest.ByTestID(doc, "page-chat")) != 1 || chatComposerExchange(t, doc) != "0" || len(htmltest.ByTestID(doc, "page-content")) != 0 {
 		t.Fatal("new chat for htmx")
 	}
 	res = c.htmx(http.MethodGet, fmt.Sprintf("/pages/%d/chat/%d", id, ex), nil)

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 // pageRoute is one page route with what to send it.
@@ -111,7 +113,7 @@ func TestPageCrossUser(t *testing.T) {
 		t.Fatal("routes through ada's page changed bob's data")
 	}
 	// Ada's list does not show it; bob's page is intact.
-	if items := chatByTestID(ada.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
+	if items := htmltest.ByTestID(ada.chatScreen(t, "/pages"), "page-item"); len(items) != 1 {
 		t.Fatalf("ada lists %d pages", len(items))
 	}
 	if cards := pageCards(bob.pageEdit(t, page)); len(cards) != 1 || cards[0].Stale {
@@ -184,7 +186,7 @@ func TestPageCSRF(t *testing.T) {
 	}
 	// The session's state did not move either: the panel is open on the chat.
 	doc := c.pageEdit(t, page)
-	if len(chatByTestID(doc, "page-chat")) != 1 || chatComposerExchange(t, doc) != fmt.Sprint(ex) || len(pageCards(doc)) != 1 {
+	if len(htmltest.ByTestID(doc, "page-chat")) != 1 || chatComposerExchange(t, doc) != fmt.Sprint(ex) || len(pageCards(doc)) != 1 {
 		t.Fatal("a forged request changed the session's page state")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"palaver/internal/pgtest"
 	"palaver/migrations"
 	"palaver/models"
 )
@@ -176,34 +177,9 @@ func TestJobIDTextSQLite(t *testing.T) {
 }
 
 func TestJobIDTextPostgres(t *testing.T) {
-	dsn := os.Getenv(postgresEnv)
-	if dsn == "" {
-		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-	}
-	s, err := models.Open(dsn, models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, dsn := pgtest.Wiped(t), pgtest.DSN(t)
 	ctx := context.Background()
-	db, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
-		conn.Close()
-	}()
-	if _, err := db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
+	db := mustSQL(t, s)
 	seedAtV3(t, s)
 	before := snapshot(t, db, jobTables...)
 	const search = "SELECT id::text FROM messages WHERE content_tsv @@ to_tsquery('simple', 'pelican:*') ORDER BY id"
@@ -217,7 +193,7 @@ func TestJobIDTextPostgres(t *testing.T) {
 	// A server started after the migration: the pool above has statements
 	// prepared against the old column type, which PostgreSQL refuses to run
 	// now ("cached plan must not change result type").
-	s, err = models.Open(dsn, models.Options{})
+	s, err := models.Open(dsn, models.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,21 +2,15 @@ package migrations_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"palaver/internal/pgtest"
 	"palaver/migrations"
 	"palaver/models"
 )
-
-const postgresEnv = "PALAVER_TEST_POSTGRES"
-
-// postgresTestLock is the advisory lock the Postgres tests of every package
-// hold while they wipe and use the shared test database (models uses it too).
-const postgresTestLock = 7_265_100
 
 // files lists a dialect's migration files, as the embed pattern picks them.
 func files(t *testing.T, dialect string) []string {
@@ -54,36 +48,7 @@ func TestUpSQLite(t *testing.T) {
 }
 
 func TestUpPostgres(t *testing.T) {
-	dsn := os.Getenv(postgresEnv)
-	if dsn == "" {
-		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-	}
-	s, err := models.Open(dsn, models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Take the lock the models tests hold while they use the database (go
-	// test runs packages in parallel), until this test ends.
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
-		conn.Close()
-	}()
-	if _, err := db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
+	s := pgtest.Wiped(t)
 	checkUp(t, s, len(files(t, "postgres")))
 }
 

@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"palaver/internal/dbtest"
+	"palaver/internal/pgtest"
 	"palaver/migrations"
 	"palaver/models"
 )
@@ -42,30 +43,8 @@ func rowsOf(t *testing.T, db *sql.DB, cols map[string][]string, tables ...string
 	t.Helper()
 	var b strings.Builder
 	for _, table := range tables {
-		rows, err := db.Query("SELECT " + strings.Join(cols[table], ", ") + " FROM " + table + " ORDER BY 1")
-		if err != nil {
-			t.Fatalf("rows of %s: %v", table, err)
-		}
 		fmt.Fprintln(&b, "#", table)
-		vals, ptrs := make([]any, len(cols[table])), make([]any, len(cols[table]))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					vals[i] = string(bs)
-				}
-			}
-			fmt.Fprintln(&b, vals...)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
+		b.WriteString(dbtest.Dump(t, db, "SELECT "+strings.Join(cols[table], ", ")+" FROM "+table+" ORDER BY 1"))
 	}
 	return b.String()
 }
@@ -147,7 +126,7 @@ func TestSubRunsPostgres(t *testing.T) {
 		t.Fatalf("up: %v", err)
 	}
 	// A fresh pool: the old one has plans of the table as it was.
-	s2, err := models.Open(postgresDSN(t), models.Options{})
+	s2, err := models.Open(pgtest.DSN(t), models.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,41 +174,11 @@ func mustSQL(t *testing.T, s *models.Store) *sql.DB {
 	return db
 }
 
-// postgresDSN is the test database's URL; the test skips without one.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv(postgresEnv)
-	if dsn == "" {
-		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-	}
-	return dsn
-}
-
 // postgresAtV3 holds the test database (the lock the other packages' tests
 // take too) until the test ends, wipes it and seeds it at version 3.
 func postgresAtV3(t *testing.T) *models.Store {
 	t.Helper()
-	s, err := models.Open(postgresDSN(t), models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ctx := context.Background()
-	db := mustSQL(t, s)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
-		conn.Close()
-	})
-	if _, err := db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
+	s := pgtest.Wiped(t)
 	seedAtV3(t, s)
 	return s
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"palaver/internal/pgtest/pgshared"
 )
 
 // postgresEnv names the variable that holds a postgres:// URL for the
 // Postgres runs of the store tests. Unset, those runs are skipped.
-const postgresEnv = "PALAVER_TEST_POSTGRES"
+//
+// These tests reach the shared database through pgshared, not pgtest:
+// pgtest imports models, which a test in package models cannot import.
+const postgresEnv = pgshared.Env
 
 // newSQLite opens and migrates a fresh SQLite file in a temporary folder.
 func newSQLite(t testing.TB, opts Options) *Store {
@@ -30,53 +34,32 @@ func newSQLite(t testing.TB, opts Options) *Store {
 
 // newPostgres opens the database named by PALAVER_TEST_POSTGRES, wipes its
 // public schema and migrates it; it skips the test when the variable is unset.
-// Tests that use it must not run in parallel: they share the database.
+// The test holds the database until it ends (pgshared.Take): the tests of
+// every package share it, in turns.
 func newPostgres(t testing.TB) *Store {
 	t.Helper()
-	dsn := os.Getenv(postgresEnv)
-	if dsn == "" {
-		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-	}
-	s, err := Open(dsn, Options{})
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	lockPostgres(t, s)
-	if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
-		t.Fatalf("reset postgres schema: %v", err)
-	}
+	s := openWiped(t)
 	if _, err := s.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate postgres: %v", err)
 	}
 	return s
 }
 
-// postgresTestLock is the advisory lock every test that wipes the Postgres
-// test database holds while it runs, so that test binaries of different
-// packages, which go test runs in parallel, take turns on the one database.
-const postgresTestLock = 7_265_100
-
-// lockPostgres holds the test lock on a connection of its own until the test
-// ends (cleanups run last-in first-out: before the store closes).
-func lockPostgres(t testing.TB, s *Store) {
+// openWiped takes the shared database for the test and wipes it: a store on
+// an empty, unmigrated PostgreSQL database.
+func openWiped(t testing.TB) *Store {
 	t.Helper()
+	s, err := Open(pgshared.Take(t), Options{})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
 	sqlDB, err := s.SQL()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		t.Fatalf("postgres: %v", err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", postgresTestLock); err != nil {
-		t.Fatalf("postgres test lock: %v", err)
-	}
-	t.Cleanup(func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", postgresTestLock)
-		conn.Close()
-	})
+	pgshared.Wipe(t, sqlDB)
+	return s
 }
 
 // eachDB runs fn on a fresh SQLite store and, when configured, on a fresh
@@ -99,22 +82,7 @@ func eachEmptyDB(t *testing.T, fn func(t *testing.T, s *Store)) {
 		t.Cleanup(func() { s.Close() })
 		fn(t, s)
 	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv(postgresEnv)
-		if dsn == "" {
-			t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", postgresEnv)
-		}
-		s, err := Open(dsn, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		lockPostgres(t, s)
-		if err := s.db.Exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public").Error; err != nil {
-			t.Fatal(err)
-		}
-		fn(t, s)
-	})
+	t.Run("postgres", func(t *testing.T) { fn(t, openWiped(t)) })
 }
 
 func mustUser(t testing.TB, s *Store, name string) *User {

@@ -6,18 +6,20 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"palaver/internal/htmltest"
 )
 
 // bars lists a chart's bars (the rects that carry a value) with their size.
 func bars(t *testing.T, svg *html.Node) (heights, widths []float64, values []string) {
 	t.Helper()
-	for _, r := range byTag(svg, "rect") {
-		v, ok := attr(r, "data-value")
+	for _, r := range htmltest.ByTag(svg, "rect") {
+		v, ok := htmltest.Attr(r, "data-value")
 		if !ok {
 			continue
 		}
-		h, _ := attr(r, "height")
-		w, _ := attr(r, "width")
+		h, _ := htmltest.Attr(r, "height")
+		w, _ := htmltest.Attr(r, "width")
 		hf, err1 := strconv.ParseFloat(h, 64)
 		wf, err2 := strconv.ParseFloat(w, 64)
 		if err1 != nil || err2 != nil {
@@ -37,23 +39,23 @@ func TestDayChart(t *testing.T) {
 			{Name: "Error rate", Unit: "%", Values: []float64{0, 12.5, 25}, Class: "fill-rose-500"},
 		},
 	}
-	raw, doc := renderHTML(t, c.Component())
-	svgs := byTag(doc, "svg")
+	raw, doc := htmltest.Render(t, c.Component())
+	svgs := htmltest.ByTag(doc, "svg")
 	if len(svgs) != 1 {
 		t.Fatalf("%d svg elements", len(svgs))
 	}
 	svg := svgs[0]
 	// Accessible: role img, labelled by its own title and description.
-	mustAttr(t, svg, "role", "img")
-	mustAttr(t, svg, "aria-labelledby", "c1-title c1-desc")
-	titles := byTag(svg, "title")
-	if len(titles) == 0 || textOf(titles[0]) != "Activity <per> day" {
-		t.Fatalf("chart title %q", textOf(titles[0]))
+	htmltest.MustAttr(t, svg, "role", "img")
+	htmltest.MustAttr(t, svg, "aria-labelledby", "c1-title c1-desc")
+	titles := htmltest.ByTag(svg, "title")
+	if len(titles) == 0 || htmltest.Text(titles[0]) != "Activity <per> day" {
+		t.Fatalf("chart title %q", htmltest.Text(titles[0]))
 	}
 	if !strings.Contains(raw, "Activity &lt;per&gt; day") || !strings.Contains(raw, "Bars &amp; such") {
 		t.Fatal("text is not escaped")
 	}
-	if d := byTag(svg, "desc"); len(d) != 1 || textOf(d[0]) != "Bars & such" {
+	if d := htmltest.ByTag(svg, "desc"); len(d) != 1 || htmltest.Text(d[0]) != "Bars & such" {
 		t.Fatal("no description")
 	}
 	h, _, values := bars(t, svg)
@@ -79,13 +81,13 @@ func TestDayChart(t *testing.T) {
 func TestDayChartSmallAndEmpty(t *testing.T) {
 	c := DayChart{ID: "c", Days: []string{"2026-06-09", "2026-06-10"},
 		Series: []DaySeries{{Name: "Big and small", Values: []float64{100000, 1}}}}
-	_, doc := renderHTML(t, c.Component())
+	_, doc := htmltest.Render(t, c.Component())
 	h, _, _ := bars(t, doc)
 	if h[1] < 1 {
 		t.Fatalf("a value of 1 beside 100000 vanished: %v", h)
 	}
 	empty := DayChart{ID: "e", Days: []string{"2026-06-10"}, Series: []DaySeries{{Name: "Nothing", Values: []float64{0}}}}
-	_, doc = renderHTML(t, empty.Component())
+	_, doc = htmltest.Render(t, empty.Component())
 	if h, _, _ := bars(t, doc); len(h) != 1 || h[0] != 0 {
 		t.Fatalf("all-zero chart: %v", h)
 	}
@@ -97,7 +99,7 @@ func TestStackChart(t *testing.T) {
 		Keys: []StackKey{{Name: "Accepted", Class: "fill-emerald-500"}, {Name: "Rejected", Class: "fill-rose-500"}},
 		Rows: []StackRow{{Label: "page_assistant", Values: []float64{3, 1}}, {Label: "<b>x</b>", Values: []float64{2, 0}}},
 	}
-	raw, doc := renderHTML(t, c.Component())
+	raw, doc := htmltest.Render(t, c.Component())
 	_, w, values := bars(t, doc)
 	// Zero segments are not drawn; widths follow the values against the
 	// largest row (4).
@@ -113,12 +115,12 @@ func TestStackChart(t *testing.T) {
 	}
 	// A rate chart runs to 100.
 	pct := StackChart{ID: "p", Unit: "%", Keys: c.Keys, Rows: []StackRow{{Label: "a", Values: []float64{25, 25}}}}
-	_, doc = renderHTML(t, pct.Component())
+	_, doc = htmltest.Render(t, pct.Component())
 	if _, w, values := bars(t, doc); w[0] != full/4 || values[0] != "25.0%" {
 		t.Fatalf("rate widths %v values %v", w, values)
 	}
 	// No rows: a sentence, not an empty box.
-	raw, _ = renderHTML(t, StackChart{ID: "n", Keys: c.Keys}.Component())
+	raw, _ = htmltest.Render(t, StackChart{ID: "n", Keys: c.Keys}.Component())
 	if !strings.Contains(raw, "Nothing in this period.") {
 		t.Fatal("an empty chart says nothing")
 	}
@@ -138,17 +140,17 @@ func TestAdminFormats(t *testing.T) {
 }
 
 func TestAdminViewedNotice(t *testing.T) {
-	raw, _ := renderHTML(t, AdminViewedNotice(nil))
+	raw, _ := htmltest.Render(t, AdminViewedNotice(nil))
 	if strings.TrimSpace(raw) != "" {
 		t.Fatalf("no views, but %q", raw)
 	}
-	_, doc := renderHTML(t, AdminViewedNotice(&AdminViewed{Count: 1, Last: "Jun 10, 2026 at 14:05", LastFull: "2026-06-10T14:05:00Z"}))
-	n := one(t, doc, "admin-viewed")
-	if got := textOf(n); got != "An administrator opened this conversation on Jun 10, 2026 at 14:05." {
+	_, doc := htmltest.Render(t, AdminViewedNotice(&AdminViewed{Count: 1, Last: "Jun 10, 2026 at 14:05", LastFull: "2026-06-10T14:05:00Z"}))
+	n := htmltest.One(t, doc, "admin-viewed")
+	if got := htmltest.Text(n); got != "An administrator opened this conversation on Jun 10, 2026 at 14:05." {
 		t.Fatalf("notice %q", got)
 	}
-	_, doc = renderHTML(t, AdminViewedNotice(&AdminViewed{Count: 3, Last: "Jun 10, 2026 at 14:05"}))
-	if got := textOf(one(t, doc, "admin-viewed")); !strings.HasSuffix(got, "14:05 (3 times in all).") {
+	_, doc = htmltest.Render(t, AdminViewedNotice(&AdminViewed{Count: 3, Last: "Jun 10, 2026 at 14:05"}))
+	if got := htmltest.Text(htmltest.One(t, doc, "admin-viewed")); !strings.HasSuffix(got, "14:05 (3 times in all).") {
 		t.Fatalf("notice %q", got)
 	}
 }

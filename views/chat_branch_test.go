@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"palaver/internal/htmltest"
 	"palaver/paths"
 )
 
@@ -14,30 +15,30 @@ import (
 func TestMessageBranchControls(t *testing.T) {
 	user := ChatMessage{ID: 7, Seq: 2, HasSeq: true, Role: RoleUser, Text: "hi", Exchange: 3,
 		Branch: BranchSwitch{Seq: 2, Index: 2, Count: 3, Prev: 4, Next: 9}}
-	_, doc := renderHTML(t, Message(user))
-	mustAttr(t, one(t, doc, "edit-message"), "href", paths.MessageEdit(7))
-	sw := one(t, doc, "branch-switch")
-	if got := textOf(one(t, sw, "branch-position")); got != "2 / 3" {
+	_, doc := htmltest.Render(t, Message(user))
+	htmltest.MustAttr(t, htmltest.One(t, doc, "edit-message"), "href", paths.MessageEdit(7))
+	sw := htmltest.One(t, doc, "branch-switch")
+	if got := htmltest.Text(htmltest.One(t, sw, "branch-position")); got != "2 / 3" {
 		t.Fatalf("switcher says %q", got)
 	}
-	mustAttr(t, one(t, sw, "branch-prev"), "href", paths.ChatAtSeq(4, 2))
-	mustAttr(t, one(t, sw, "branch-next"), "href", paths.ChatAtSeq(9, 2))
-	if got := textOf(one(t, doc, "message-body")); got != "hi" {
+	htmltest.MustAttr(t, htmltest.One(t, sw, "branch-prev"), "href", paths.ChatAtSeq(4, 2))
+	htmltest.MustAttr(t, htmltest.One(t, sw, "branch-next"), "href", paths.ChatAtSeq(9, 2))
+	if got := htmltest.Text(htmltest.One(t, doc, "message-body")); got != "hi" {
 		t.Fatalf("the message's text is %q", got)
 	}
 
 	reply := ChatMessage{ID: 8, Seq: 3, HasSeq: true, Role: RoleAssistant, HTML: "<p>ok</p>", Exchange: 3,
 		Branch: BranchSwitch{Seq: 3, Index: 1, Count: 2, Next: 5}}
-	_, doc = renderHTML(t, Message(reply))
-	mustAttr(t, one(t, doc, "regenerate"), "hx-post", paths.MessageRegenerate(8))
-	if len(byTestID(doc, "branch-prev")) != 0 || len(byTestID(doc, "branch-next")) != 1 {
+	_, doc = htmltest.Render(t, Message(reply))
+	htmltest.MustAttr(t, htmltest.One(t, doc, "regenerate"), "hx-post", paths.MessageRegenerate(8))
+	if len(htmltest.ByTestID(doc, "branch-prev")) != 0 || len(htmltest.ByTestID(doc, "branch-next")) != 1 {
 		t.Fatal("the first branch links back")
 	}
 
 	for _, m := range []ChatMessage{{ID: 1, Seq: 0, HasSeq: true, Role: RoleUser, Text: "x"},
 		{ID: 2, Seq: 1, HasSeq: true, Role: RoleAssistant, HTML: "y"}} {
-		raw, doc := renderHTML(t, Message(m))
-		if len(byTestID(doc, "edit-message"))+len(byTestID(doc, "regenerate"))+len(byTestID(doc, "branch-switch")) != 0 {
+		raw, doc := htmltest.Render(t, Message(m))
+		if len(htmltest.ByTestID(doc, "edit-message"))+len(htmltest.ByTestID(doc, "regenerate"))+len(htmltest.ByTestID(doc, "branch-switch")) != 0 {
 			t.Fatalf("a read-only entry has controls: %s", raw)
 		}
 	}
@@ -45,15 +46,15 @@ func TestMessageBranchControls(t *testing.T) {
 
 // The edit form keeps the text it was given and says why it was refused.
 func TestEditMessageForm(t *testing.T) {
-	raw, doc := renderHTML(t, EditMessageForm(EditForm{Action: paths.MessageEdit(7), Cancel: paths.Chat(3), Seq: 2,
+	raw, doc := htmltest.Render(t, EditMessageForm(EditForm{Action: paths.MessageEdit(7), Cancel: paths.Chat(3), Seq: 2,
 		Text: "<b>mine</b>", Error: "Type the new text", MaxLength: 100, CSRF: "tok"}))
-	form := one(t, doc, "edit-form")
-	mustAttr(t, form, "action", paths.MessageEdit(7))
-	mustAttr(t, form, "hx-post", paths.MessageEdit(7))
-	if got := textOf(one(t, doc, "edit-input")); got != "<b>mine</b>" || strings.Contains(raw, "<b>mine") {
+	form := htmltest.One(t, doc, "edit-form")
+	htmltest.MustAttr(t, form, "action", paths.MessageEdit(7))
+	htmltest.MustAttr(t, form, "hx-post", paths.MessageEdit(7))
+	if got := htmltest.Text(htmltest.One(t, doc, "edit-input")); got != "<b>mine</b>" || strings.Contains(raw, "<b>mine") {
 		t.Fatalf("the text is %q, escaped: %v", got, !strings.Contains(raw, "<b>mine"))
 	}
-	if !strings.Contains(textOf(one(t, doc, "edit-error")), "Type the new text") || !strings.Contains(raw, `value="tok"`) {
+	if !strings.Contains(htmltest.Text(htmltest.One(t, doc, "edit-error")), "Type the new text") || !strings.Contains(raw, `value="tok"`) {
 		t.Fatalf("the form: %s", raw)
 	}
 }

@@ -3,6 +3,8 @@ package views
 import (
 	"strings"
 	"testing"
+
+	"palaver/internal/htmltest"
 )
 
 func sectionCard(stale bool) ProposalCard {
@@ -18,76 +20,76 @@ func sectionCard(stale bool) ProposalCard {
 }
 
 func TestProposalCardSections(t *testing.T) {
-	raw, doc := renderHTML(t, Proposal(sectionCard(false), false))
-	card := one(t, doc, "proposal")
-	mustAttr(t, card, "data-stale", "false")
-	mustAttr(t, card, "id", "proposal-42")
-	if _, ok := attr(card, "hx-swap-oob"); ok {
+	raw, doc := htmltest.Render(t, Proposal(sectionCard(false), false))
+	card := htmltest.One(t, doc, "proposal")
+	htmltest.MustAttr(t, card, "data-stale", "false")
+	htmltest.MustAttr(t, card, "id", "proposal-42")
+	if _, ok := htmltest.Attr(card, "hx-swap-oob"); ok {
 		t.Fatal("an in-place card is marked out of band")
 	}
-	secs := byTestID(doc, "proposal-section")
+	secs := htmltest.ByTestID(doc, "proposal-section")
 	if len(secs) != 3 {
 		t.Fatalf("%d section blocks", len(secs))
 	}
 	for i, want := range []struct{ kind, name, key string }{{"changed", "## Plan", "2 Plan#0"}, {"new", "## New <b>", "2 New <b>#0"}, {"removed", "(preamble)", "P#0"}} {
-		mustAttr(t, secs[i], "data-kind", want.kind)
-		mustAttr(t, secs[i], "data-section", want.name)
-		box := one(t, secs[i], "proposal-section-check")
-		mustAttr(t, box, "name", "sections")
-		mustAttr(t, box, "value", want.key)
-		if _, ok := attr(box, "checked"); !ok {
+		htmltest.MustAttr(t, secs[i], "data-kind", want.kind)
+		htmltest.MustAttr(t, secs[i], "data-section", want.name)
+		box := htmltest.One(t, secs[i], "proposal-section-check")
+		htmltest.MustAttr(t, box, "name", "sections")
+		htmltest.MustAttr(t, box, "value", want.key)
+		if _, ok := htmltest.Attr(box, "checked"); !ok {
 			t.Fatalf("section %d is not checked at first", i)
 		}
-		if _, ok := attr(box, "disabled"); ok {
+		if _, ok := htmltest.Attr(box, "disabled"); ok {
 			t.Fatalf("section %d disabled on a fresh card", i)
 		}
-		if len(byTestID(secs[i], "proposal-diff")) != 1 {
+		if len(htmltest.ByTestID(secs[i], "proposal-diff")) != 1 {
 			t.Fatalf("section %d has no diff of its own", i)
 		}
 	}
 	if strings.Contains(raw, "<b>") {
 		t.Fatal("a heading became markup")
 	}
-	accept := one(t, doc, "proposal-accept")
-	if _, ok := attr(accept, "disabled"); ok || textOf(accept) != "Apply (3)" {
-		t.Fatalf("apply button %q", textOf(accept))
+	accept := htmltest.One(t, doc, "proposal-accept")
+	if _, ok := htmltest.Attr(accept, "disabled"); ok || htmltest.Text(accept) != "Apply (3)" {
+		t.Fatalf("apply button %q", htmltest.Text(accept))
 	}
 	// The checkboxes, the pick marker and the CSRF token post with the accept form.
-	form := byTag(doc, "form")[0]
-	mustAttr(t, form, "action", "/pages/3/proposals/42/accept")
-	if v, _ := formValue(form, "pick"); v != "1" {
+	form := htmltest.ByTag(doc, "form")[0]
+	htmltest.MustAttr(t, form, "action", "/pages/3/proposals/42/accept")
+	if v, _ := htmltest.FormValue(form, "pick"); v != "1" {
 		t.Fatal("no pick marker")
 	}
-	if v, _ := formValue(form, "csrf_token"); v != "tok" {
+	if v, _ := htmltest.FormValue(form, "csrf_token"); v != "tok" {
 		t.Fatal("no CSRF token in the accept form")
 	}
-	reject := one(t, doc, "proposal-reject")
-	mustAttr(t, reject, "form", "proposal-42-reject")
-	mustAttr(t, reject, "type", "submit")
-	if !strings.Contains(textOf(card), "+3 / -2") || !strings.Contains(textOf(card), "Because.") {
-		t.Fatalf("card text %q", textOf(card))
+	reject := htmltest.One(t, doc, "proposal-reject")
+	htmltest.MustAttr(t, reject, "form", "proposal-42-reject")
+	htmltest.MustAttr(t, reject, "type", "submit")
+	if !strings.Contains(htmltest.Text(card), "+3 / -2") || !strings.Contains(htmltest.Text(card), "Because.") {
+		t.Fatalf("card text %q", htmltest.Text(card))
 	}
-	if len(byTestID(doc, "proposal-stale")) != 0 {
+	if len(htmltest.ByTestID(doc, "proposal-stale")) != 0 {
 		t.Fatal("a fresh card says it is stale")
 	}
 }
 
 func TestProposalCardStale(t *testing.T) {
-	_, doc := renderHTML(t, Proposal(sectionCard(true), true))
-	card := one(t, doc, "proposal")
-	mustAttr(t, card, "data-stale", "true")
-	mustAttr(t, card, "hx-swap-oob", "true")
-	if !strings.Contains(textOf(one(t, doc, "proposal-stale")), StaleReason) {
+	_, doc := htmltest.Render(t, Proposal(sectionCard(true), true))
+	card := htmltest.One(t, doc, "proposal")
+	htmltest.MustAttr(t, card, "data-stale", "true")
+	htmltest.MustAttr(t, card, "hx-swap-oob", "true")
+	if !strings.Contains(htmltest.Text(htmltest.One(t, doc, "proposal-stale")), StaleReason) {
 		t.Fatal("a stale card does not say why")
 	}
-	if _, ok := attr(one(t, doc, "proposal-accept"), "disabled"); !ok {
+	if _, ok := htmltest.Attr(htmltest.One(t, doc, "proposal-accept"), "disabled"); !ok {
 		t.Fatal("a stale card can be applied")
 	}
-	if _, ok := attr(one(t, doc, "proposal-reject"), "disabled"); ok {
+	if _, ok := htmltest.Attr(htmltest.One(t, doc, "proposal-reject"), "disabled"); ok {
 		t.Fatal("a stale card cannot be rejected")
 	}
-	for _, box := range byTestID(doc, "proposal-section-check") {
-		if _, ok := attr(box, "disabled"); !ok {
+	for _, box := range htmltest.ByTestID(doc, "proposal-section-check") {
+		if _, ok := htmltest.Attr(box, "disabled"); !ok {
 			t.Fatal("a stale card's sections can be checked")
 		}
 	}
@@ -95,19 +97,19 @@ func TestProposalCardStale(t *testing.T) {
 
 func TestProposalCardFullAndApplied(t *testing.T) {
 	full := ProposalCard{PageID: 1, MessageID: 7, Mode: ModeFull, Diff: UnifiedDiff("a\n", "b\n"), Added: 1, Deleted: 1}
-	_, doc := renderHTML(t, Proposal(full, false))
-	if textOf(one(t, doc, "proposal-accept")) != "Accept" || len(byTestID(doc, "proposal-section")) != 0 {
+	_, doc := htmltest.Render(t, Proposal(full, false))
+	if htmltest.Text(htmltest.One(t, doc, "proposal-accept")) != "Accept" || len(htmltest.ByTestID(doc, "proposal-section")) != 0 {
 		t.Fatal("a full replacement card")
 	}
-	diff := one(t, doc, "proposal-diff")
-	if got := textOf(diff); got != "@@ -1 +1 @@-a+b" {
+	diff := htmltest.One(t, doc, "proposal-diff")
+	if got := htmltest.Text(diff); got != "@@ -1 +1 @@-a+b" {
 		t.Fatalf("diff %q", got)
 	}
 	full.Applied = true
-	_, doc = renderHTML(t, Proposal(full, false))
-	note := one(t, doc, "proposal-applied")
-	mustAttr(t, note, "id", "proposal-7")
-	if len(byTestID(doc, "proposal")) != 0 || len(byTestID(doc, "proposal-accept")) != 0 {
+	_, doc = htmltest.Render(t, Proposal(full, false))
+	note := htmltest.One(t, doc, "proposal-applied")
+	htmltest.MustAttr(t, note, "id", "proposal-7")
+	if len(htmltest.ByTestID(doc, "proposal")) != 0 || len(htmltest.ByTestID(doc, "proposal-accept")) != 0 {
 		t.Fatal("an applied proposal is actionable")
 	}
 }
@@ -120,25 +122,25 @@ func TestPageEditHooks(t *testing.T) {
 		Editor: PageEditor{ID: 5, Title: "T", Content: "# T\n<script>x</script>", CSRF: "tok"},
 		Panel:  PagePanel{PageID: 5, Open: true, CSRF: "tok", Composer: Composer{MaxLength: 10}},
 	}
-	_, doc := renderHTML(t, PageEdit(p))
-	ta := one(t, doc, "page-content")
-	mustAttr(t, ta, "name", "content")
-	if textOf(ta) != "# T <script>x</script>" || len(byTag(doc, "script")) != 3 {
+	_, doc := htmltest.Render(t, PageEdit(p))
+	ta := htmltest.One(t, doc, "page-content")
+	htmltest.MustAttr(t, ta, "name", "content")
+	if htmltest.Text(ta) != "# T <script>x</script>" || len(htmltest.ByTag(doc, "script")) != 3 {
 		// three: the layout's htmx, its ws extension and app.js; nothing from the page
-		t.Fatalf("editor text %q, %d scripts", textOf(ta), len(byTag(doc, "script")))
+		t.Fatalf("editor text %q, %d scripts", htmltest.Text(ta), len(htmltest.ByTag(doc, "script")))
 	}
-	mustAttr(t, one(t, doc, "page-save"), "form", "page-form")
-	mustAttr(t, one(t, doc, "page-title"), "form", "page-form")
-	panel := one(t, doc, "page-chat")
-	if len(byTestID(panel, "chat-input")) != 1 || len(byTestID(panel, "chat-send")) != 1 {
+	htmltest.MustAttr(t, htmltest.One(t, doc, "page-save"), "form", "page-form")
+	htmltest.MustAttr(t, htmltest.One(t, doc, "page-title"), "form", "page-form")
+	panel := htmltest.One(t, doc, "page-chat")
+	if len(htmltest.ByTestID(panel, "chat-input")) != 1 || len(htmltest.ByTestID(panel, "chat-send")) != 1 {
 		t.Fatal("the panel has no composer of its own")
 	}
-	form := byTag(panel, "form")
+	form := htmltest.ByTag(panel, "form")
 	composer := form[len(form)-1]
-	mustAttr(t, composer, "action", "/pages/5/chat")
+	htmltest.MustAttr(t, composer, "action", "/pages/5/chat")
 	p.Panel.Open = false
-	_, doc = renderHTML(t, PageEdit(p))
-	if len(byTestID(doc, "page-chat")) != 0 || len(byTestID(doc, "page-chat-open")) != 1 {
+	_, doc = htmltest.Render(t, PageEdit(p))
+	if len(htmltest.ByTestID(doc, "page-chat")) != 0 || len(htmltest.ByTestID(doc, "page-chat-open")) != 1 {
 		t.Fatal("a closed panel")
 	}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"regexp"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"palaver/internal/pgtest"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -33,10 +34,7 @@ func TestBenchPostgres(t *testing.T) {
 	if code := run(context.Background(), []string{"bench", "--postgres", "/tmp/not-a-url"}, &stdout, &stderr); code == 0 {
 		t.Errorf("bench --postgres with a file path: exit 0, want an error")
 	}
-	dsn := os.Getenv("PALAVER_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set PALAVER_TEST_POSTGRES to run the bench on PostgreSQL")
-	}
+	dsn := pgtest.DSN(t) // the bench makes and drops a scratch database of its own: no lock
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(context.Background(), []string{"bench", "--quick", "--postgres", dsn}, &stdout, &stderr); code != 0 {

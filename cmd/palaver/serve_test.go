@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"palaver/internal/pgtest"
 	"palaver/migrations"
 	"palaver/models"
 )
@@ -92,11 +92,7 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 		t.Fatalf("serve on an unreachable database: exit %d, stderr %q (the password must not be in it)", r.code, r.stderr)
 	}
 
-	dsn := os.Getenv("PALAVER_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set PALAVER_TEST_POSTGRES to check the start-up log on PostgreSQL")
-	}
-	lockPostgres(t, dsn)
+	dsn := pgtest.Take(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -106,33 +102,6 @@ func TestServeLogsNoDatabasePassword(t *testing.T) {
 	if got := logs.String(); strings.Contains(got, "s3cret-pw") || !strings.Contains(got, ":xxxxx@") {
 		t.Fatalf("the start-up log shows the password, or not where it was: %s", got)
 	}
-}
-
-// lockPostgres holds the lock the store tests of every package take on the
-// shared PostgreSQL test database (models' postgresTestLock) until t ends.
-func lockPostgres(t *testing.T, dsn string) {
-	t.Helper()
-	s, err := models.Open(dsn, models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(7265100)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock(7265100)")
-		conn.Close()
-		s.Close()
-	})
 }
 
 // TestServeWarnsOfUsernameClashes: accounts made before migration 00004

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/net/html"
+
+	"palaver/internal/pgtest"
 )
 
 // Several palaver serve processes on one PostgreSQL database (issue 13):
@@ -49,11 +50,7 @@ func startTwo(t *testing.T, extra ...string) *twoServers {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
 	}
-	dsn := os.Getenv("PALAVER_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("set PALAVER_TEST_POSTGRES (make test does) to run two processes on one PostgreSQL database")
-	}
-	lockPostgres(t, dsn)
+	dsn := pgtest.Take(t) // make test sets PALAVER_TEST_POSTGRES
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

@@ -14,33 +14,33 @@ import (
 	"sort"
 	"testing"
 
+	"palaver/internal/pgtest/pgshared"
 	"palaver/models"
 )
 
 // Env names the shared test database's URL.
-const Env = "PALAVER_TEST_POSTGRES"
-
-// testLock is the advisory lock every test that wipes the shared database
-// holds while it runs (the same number as models' tests), so that the test
-// binaries of different packages, which go test runs in parallel, take turns.
-const testLock = 7_265_100
+const Env = pgshared.Env
 
 // DSN is the shared test database's URL; the test skips when it is unset.
 func DSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(Env)
-	if dsn == "" {
-		t.Skipf("set %s to a postgres:// URL to run this test on PostgreSQL", Env)
-	}
-	return dsn
+	return pgshared.DSN(t)
 }
 
-// Fresh takes the shared database for the test (an advisory lock held until
-// it ends), wipes its schema and migrates it. Open more stores on DSN(t) for
-// more processes.
-func Fresh(t testing.TB) *models.Store {
+// Take takes the shared database for the test (an advisory lock held until
+// it ends) without wiping it, for a test that runs the binary on it, and
+// returns its URL.
+func Take(t testing.TB) string {
 	t.Helper()
-	dsn := DSN(t)
+	return pgshared.Take(t)
+}
+
+// Wiped takes the shared database for the test (an advisory lock held until
+// it ends) and wipes its schema: a store on an empty, unmigrated database,
+// for the tests of migrations.
+func Wiped(t testing.TB) *models.Store {
+	t.Helper()
+	dsn := pgshared.Take(t)
 	s, err := models.Open(dsn, models.Options{})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
@@ -50,22 +50,17 @@ func Fresh(t testing.TB) *models.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		t.Fatalf("postgres: %v", err)
-	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", testLock); err != nil {
-		t.Fatalf("postgres test lock: %v", err)
-	}
-	t.Cleanup(func() {
-		conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", testLock)
-		conn.Close()
-	})
-	if _, err := sqlDB.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatalf("reset postgres schema: %v", err)
-	}
-	if _, err := s.Migrate(ctx); err != nil {
+	pgshared.Wipe(t, sqlDB)
+	return s
+}
+
+// Fresh takes the shared database for the test (an advisory lock held until
+// it ends), wipes its schema and migrates it. Open more stores on DSN(t) for
+// more processes.
+func Fresh(t testing.TB) *models.Store {
+	t.Helper()
+	s := Wiped(t)
+	if _, err := s.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate postgres: %v", err)
 	}
 	return s
