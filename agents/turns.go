@@ -44,6 +44,13 @@ func (s *Service) StartResult(ctx context.Context, req SendRequest) (*TurnResult
 	if err != nil {
 		return nil, err
 	}
+	return t.Started()
+}
+
+// Started is what is known of the turn as it starts: the exchange and the
+// user message, with the reply to come (nil) over the hub; or the whole
+// outcome when there was no agent to run (a job's cached answer).
+func (t *Turn) Started() (*TurnResult, error) {
 	if t.Query == nil { // cached: already finished
 		return t.res, t.err
 	}

@@ -127,10 +127,8 @@ func (h *Handlers) chatRegenerate(c *fiber.Ctx) error {
 // Without JavaScript it waits for the reply first, so that the page it
 // goes to shows it.
 func (h *Handlers) chatToBranch(c *fiber.Ctx, turn *agents.Turn, notice string) error {
-	if !isFragment(c) {
-		if _, err := turn.Wait(c.UserContext()); err != nil {
-			return err
-		}
+	if _, err := h.awaitTurn(c, turn); err != nil {
+		return err
 	}
 	return h.chatBranchScreen(c, turn.Exchange.ID, notice)
 }

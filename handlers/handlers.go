@@ -80,6 +80,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
 	MaxImportBytes int64
+	// DBDeadline bounds one request's database work; 0 means 15s
+	// (db_deadline.go). Tests shorten it to show that a wait for a reply
+	// is not cut short by it.
+	DBDeadline time.Duration
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -155,6 +159,9 @@ func New(d Deps) *fiber.App {
 	if d.Config.StreamKeepAlive <= 0 {
 		d.Config.StreamKeepAlive = 15 * time.Second
 	}
+	if d.Config.DBDeadline <= 0 {
+		d.Config.DBDeadline = requestDBTimeout
+	}
 	if d.Throttle == nil {
 		d.Throttle = throttle.NewMemory(nil, 0)
 	}
@@ -200,7 +207,7 @@ func New(d Deps) *fiber.App {
 	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
 	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
 	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
-	app.Use(dbDeadline)      // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
+	app.Use(h.dbDeadline)    // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
 	app.Use(h.limitBody)     // before anything reads the body (handlers/limits.go)
 	h.routes(app)
 	return app

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -15,6 +16,13 @@ func isFragment(c *fiber.Ctx) bool {
 	return c.Get("HX-Request") == "true" &&
 		c.Get("HX-Boosted") != "true" &&
 		c.Get("HX-History-Restore-Request") != "true"
+}
+
+// followsLive says whether the request's tab follows a turn's reply live
+// (/live) rather than waiting for it: an htmx request for a fragment,
+// never the JSON API.
+func followsLive(c *fiber.Ctx) bool {
+	return isFragment(c) && !strings.HasPrefix(c.Route().Path, "/api/")
 }
 
 // render writes one component as HTML. It renders to a buffer first so that
