@@ -39,6 +39,7 @@ type Store interface {
 	Fork(ctx context.Context, userID, exchangeID, seq int64) (*models.Exchange, error)
 	StartFork(ctx context.Context, f models.ForkStart) (*models.Exchange, *models.Message, error)
 	RegenerateSeq(ctx context.Context, userID, exchangeID int64, seq *int64) (int64, error)
+	BranchPoints(ctx context.Context, userID, exchangeID int64) ([]models.BranchPoint, error)
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
 	StartSubRun(ctx context.Context, t models.SubRunStart) (*models.Exchange, *models.SubRun, error)
 	FinishSubRun(ctx context.Context, exchangeID int64, owner, status, result string, entries ...*models.Message) (*models.SubRun, error)

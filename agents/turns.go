@@ -123,6 +123,7 @@ type turnInput struct {
 	page    *models.Page // the page of a page chat, as first read
 	retry   bool         // the user message was there already: no entry event for it
 	forked  bool         // the exchange is a fork made for this turn
+	answer  int          // a regeneration's place among the answers to its message (0: the first)
 	log     *slog.Logger // the turn's lines, with the starting request's id
 }
 
@@ -267,7 +268,8 @@ func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Reque
 	if n := len(history); n > s.opts.ContextMessages {
 		history = history[n-s.opts.ContextMessages:]
 	}
-	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history}
+	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history,
+		Turn: ex.TurnCount, Answer: in.answer}
 	if ex.PageID == nil {
 		return req, nil, nil
 	}
