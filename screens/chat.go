@@ -281,6 +281,7 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 	case models.RoleAssistant:
 		e.HTML = s.markdown.HTML(m.Content)
 		e.Feedback = Feedback(v, m)
+		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
 	default:
 		return e, false
 	}

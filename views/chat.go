@@ -82,6 +82,9 @@ type ChatMessage struct {
 	// ReadOnly marks an entry shown for reading only (time travel, a
 	// comparison of branches): it offers no controls.
 	ReadOnly bool
+	// Stopped marks a reply the person stopped: it holds what was written
+	// until then (agent_response.metadata.stopped).
+	Stopped bool
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of
