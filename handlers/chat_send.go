@@ -104,7 +104,7 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (v
 	}
 	s := views.ChatSent{
 		ExchangeID: res.Exchange.ID,
-		Title:      screens.ChatTitle(res.Exchange),
+		Heading:    screens.Heading(v, res.Exchange),
 		New:        isNew,
 		Item:       item,
 	}

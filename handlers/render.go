@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -22,7 +21,7 @@ func isFragment(c *fiber.Ctx) bool {
 // (/live) rather than waiting for it: an htmx request for a fragment,
 // never the JSON API.
 func followsLive(c *fiber.Ctx) bool {
-	return isFragment(c) && !strings.HasPrefix(c.Route().Path, "/api/")
+	return isFragment(c) && !isAPI(c)
 }
 
 // render writes one component as HTML. It renders to a buffer first so that
