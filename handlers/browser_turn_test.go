@@ -86,4 +86,15 @@ func browserSendWhileReplying(t *testing.T, root context.Context) {
 	if !strings.Contains(w.text("[data-testid=composer-continuing]"), "A story of stops") {
 		s.fatalf("the composer says %q", w.text("[data-testid=composer-continuing]"))
 	}
+
+	// The Chat link goes to the conversation, at its own address; its
+	// New chat button starts an empty one.
+	w.clickToLoad(`header nav a[href="/chat"]`)
+	if loc := w.location(); loc != fmt.Sprintf("/chat/%d", ex) {
+		s.fatalf("the Chat link went to %q, want /chat/%d", loc, ex)
+	}
+	w.clickToLoad("[data-testid=composer-new-chat]")
+	if loc, id := w.location(), w.exchangeID(); loc != "/chat" || id != 0 || browserEval[int](w, browserCount(browserUserMsg)) != 0 {
+		s.fatalf("New chat went to %q, composer to %d", loc, id)
+	}
 }
