@@ -31,7 +31,15 @@ type Request struct {
 	Query     string           // the user's message
 	Context   string           // extra context the client sent along
 	History   []models.Message // earlier entries of the log, oldest first, no error rows
-	Page      *PageContext     // the page a page chat is about, as the agent is shown it
+	// Turn is the place of the user message among the conversation's user
+	// messages, from 1: History holds only the recent entries, so it cannot
+	// say how long the conversation is. 0: unknown (count History).
+	Turn int64
+	// Answer is which answer to the user message this is, from 2 for a
+	// regeneration (the old answers stay in their branches); 0 or 1: the
+	// first.
+	Answer int
+	Page   *PageContext // the page a page chat is about, as the agent is shown it
 	// OnEntry, when set, commits a finished entry of the turn (a tool call or
 	// a tool result) as soon as the provider has it; it fails if the turn
 	// lost its lease, and then the provider should stop.

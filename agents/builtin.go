@@ -22,10 +22,55 @@ type Builtin struct {
 // Name identifies the provider in errors and metadata.
 func (b *Builtin) Name() string { return "builtin" }
 
-// greetingWord finds hello, hi or hey as a whole word. Go's \b only knows
-// ASCII word characters, so the edges are spelled out: a letter of any script
-// (the "hi" in "Ωhi") or a digit next to it makes it part of another word.
-var greetingWord = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])(?:hello|hi|hey)(?:[^\p{L}\p{N}_]|$)`)
+// greetingOnly matches a message that is only a greeting: "hello", "Hi!",
+// "hi there", "hello again", "hey there", "oh, hey everyone 👋". A greeting
+// word inside anything else ("show me a python hello world code block",
+// console.log('hi')) is no greeting. The gaps are spaces, punctuation and
+// symbols only: a letter of any script next to the word makes it another.
+var greetingOnly = regexp.MustCompile(`(?i)^[\s\p{P}\p{S}]*(?:(?:oh|well)[\s\p{P}\p{S}]+)?` +
+	`(?:hello|hi|hey|hiya|howdy|greetings)` +
+	`(?:[\s\p{P}\p{S}]+(?:there|again|everyone|all|you|friend|palaver))*[\s\p{P}\p{S}]*$`)
+
+// codeBlockRequest finds a question asking for a code block (snippet,
+// sample, example), the phrase as whole words.
+var codeBlockRequest = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])code[\s-]*(?:block|snippet|sample|example)s?(?:[^\p{L}\p{N}_]|$)`)
+
+// codeSample is the fixed example the router shows for a language, when a
+// message names it as a whole word.
+type codeSample struct {
+	name  *regexp.Regexp
+	fence string
+	code  string
+}
+
+func codeWord(words string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_+#])(?:` + words + `)(?:[^\p{L}\p{N}_+#]|$)`)
+}
+
+// codeSamples in the order they are looked for; without a named language,
+// the first (Python).
+var codeSamples = []codeSample{
+	{codeWord(`python|py`), "python", "def greet(name):\n    return f\"Hello, {name}!\"\n\nprint(greet(\"world\"))"},
+	{codeWord(`golang|go`), "go", "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"Hello, world!\")\n}"},
+	{codeWord(`javascript|js|node`), "javascript", "function greet(name) {\n  return `Hello, ${name}!`;\n}\n\nconsole.log(greet(\"world\"));"},
+	{codeWord(`typescript|ts`), "typescript", "function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n\nconsole.log(greet(\"world\"));"},
+	{codeWord(`bash|shell|sh`), "bash", "#!/bin/sh\nname=${1:-world}\necho \"Hello, $name!\""},
+	{codeWord(`sql`), "sql", "SELECT 'Hello, world!' AS greeting;"},
+	{codeWord(`rust`), "rust", "fn main() {\n    println!(\"Hello, world!\");\n}"},
+	{codeWord(`java`), "java", "public class Hello {\n    public static void main(String[] args) {\n        System.out.println(\"Hello, world!\");\n    }\n}"},
+}
+
+// codeBlock is the fenced example for a message asking for a code block.
+func codeBlock(query string) string {
+	sample := codeSamples[0]
+	for _, c := range codeSamples {
+		if c.name.MatchString(query) {
+			sample = c
+			break
+		}
+	}
+	return "```" + sample.fence + "\n" + sample.code + "\n```"
+}
 
 // The router's search requests: "search my chats for WORDS" and "find
 // WORDS in my conversations", any case, the phrases as whole words.
@@ -90,29 +135,46 @@ func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)
 }
 
 // routerReply greets a greeting and otherwise says honestly what it is,
-// quoting the whole question back.
+// quoting the whole question back (with a fixed example when it asks for a
+// code block). It counts the conversation from the turn's place, and a
+// regenerated answer says which answer it is, so that it differs from the
+// one before it.
 func routerReply(req Request) (content, confidence string) {
-	turns := 1
-	for _, m := range req.History {
-		if m.Role == models.RoleUser {
-			turns++
+	turns := req.Turn
+	if turns <= 0 {
+		turns = 1
+		for _, m := range req.History {
+			if m.Role == models.RoleUser {
+				turns++
+			}
 		}
 	}
-	if greetingWord.MatchString(req.Query) {
-		reply := "Hello! I'm Palaver's offline assistant. No language model is connected, " +
+	var reply string
+	switch {
+	case greetingOnly.MatchString(req.Query):
+		reply = "Hello! I'm Palaver's offline assistant. No language model is connected, " +
 			"so I can't reason about your questions, but every message you send here is kept: " +
 			"you can come back to this conversation, rename it, rate replies and find it in the history."
 		if turns > 1 {
 			reply += fmt.Sprintf("\n\nWe're %d messages into this conversation.", turns)
 		}
-		return reply, "high"
+		confidence = "high"
+	case codeBlockRequest.MatchString(req.Query):
+		reply = "I'm the offline agent: no language model is connected, so here is a fixed example " +
+			"rather than a real answer. You asked: \"" + req.Query + "\"\n\n" + codeBlock(req.Query)
+		confidence = "low"
+	default:
+		reply = "I'm the offline agent: no language model is connected, so I can't give you a real answer. " +
+			"You asked: \"" + req.Query + "\""
+		confidence = "low"
 	}
-	reply := "I'm the offline agent: no language model is connected, so I can't give you a real answer. " +
-		"You asked: \"" + req.Query + "\""
-	if turns > 1 {
+	if !greetingOnly.MatchString(req.Query) && turns > 1 {
 		reply += fmt.Sprintf("\n\nThis is message %d of this conversation; the earlier ones are kept above.", turns)
 	}
-	return reply, "low"
+	if req.Answer > 1 {
+		reply += fmt.Sprintf("\n\nAnother answer (%d) to this message.", req.Answer)
+	}
+	return reply, confidence
 }
 
 // stream sends content to onDelta a word at a time, pausing Delay after each.

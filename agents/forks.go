@@ -97,10 +97,30 @@ func (s *Service) Regenerate(ctx context.Context, req RegenerateRequest) (*Turn,
 	if err != nil {
 		return nil, err
 	}
+	answer, err := s.nextAnswer(ctx, req.UserID, req.ExchangeID, at)
+	if err != nil {
+		return nil, err
+	}
 	// The question is an entry the fork copied, not a new one: no entry
 	// event for it (as for a retry).
 	return s.startFork(ctx, models.ForkStart{UserID: req.UserID, ExchangeID: req.ExchangeID, Seq: at, AgentType: agentType},
-		turnInput{context: req.Context, page: page, retry: true, log: s.turnLogger(ctx)}, nil)
+		turnInput{context: req.Context, page: page, retry: true, answer: answer, log: s.turnLogger(ctx)}, nil)
+}
+
+// nextAnswer is the place of a new answer at seq among the answers the
+// family already holds there: the branches at that seq, or the exchange's
+// own answer alone, and then one more.
+func (s *Service) nextAnswer(ctx context.Context, userID, exchangeID, seq int64) (int, error) {
+	points, err := s.store.BranchPoints(ctx, userID, exchangeID)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range points {
+		if p.Seq == seq {
+			return len(p.Branches) + 1, nil
+		}
+	}
+	return 2, nil
 }
 
 // startFork takes a turn slot (unless release is given: the caller holds

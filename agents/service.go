@@ -180,6 +180,9 @@ func ValidateQuery(query string) error {
 	return nil
 }
 
+// TurnTimeout is the longest a turn runs: a wait for one needs no longer.
+func (s *Service) TurnTimeout() time.Duration { return s.opts.TurnTimeout }
+
 // Send runs one turn to its end and returns its outcome (Start, then Wait).
 // An agent failure is not an error of Send: it comes back as a Failed
 // result. Errors are the caller's (an *InputError, a models.ErrNotFound,

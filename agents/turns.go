@@ -44,6 +44,13 @@ func (s *Service) StartResult(ctx context.Context, req SendRequest) (*TurnResult
 	if err != nil {
 		return nil, err
 	}
+	return t.Started()
+}
+
+// Started is what is known of the turn as it starts: the exchange and the
+// user message, with the reply to come (nil) over the hub; or the whole
+// outcome when there was no agent to run (a job's cached answer).
+func (t *Turn) Started() (*TurnResult, error) {
 	if t.Query == nil { // cached: already finished
 		return t.res, t.err
 	}
@@ -116,6 +123,7 @@ type turnInput struct {
 	page    *models.Page // the page of a page chat, as first read
 	retry   bool         // the user message was there already: no entry event for it
 	forked  bool         // the exchange is a fork made for this turn
+	answer  int          // a regeneration's place among the answers to its message (0: the first)
 	log     *slog.Logger // the turn's lines, with the starting request's id
 }
 
@@ -264,7 +272,8 @@ func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Reque
 	if n := len(history); n > s.opts.ContextMessages {
 		history = history[n-s.opts.ContextMessages:]
 	}
-	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history}
+	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history,
+		Turn: ex.TurnCount, Answer: in.answer}
 	if ex.PageID == nil {
 		return req, nil, nil
 	}

@@ -80,7 +80,7 @@ func (h *Handlers) apiRegenerate(c *fiber.Ctx) error {
 // apiTurnAnswer waits for a turn the request started and answers with it
 // as POST /api/chat does.
 func (h *Handlers) apiTurnAnswer(c *fiber.Ctx, turn *agents.Turn, start time.Time) error {
-	res, err := turn.Wait(untimed(c))
+	res, err := h.awaitTurn(c, turn)
 	if err != nil {
 		return err
 	}

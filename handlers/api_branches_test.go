@@ -65,7 +65,10 @@ func TestAPIForkEditRegenerateBranches(t *testing.T) {
 	if regen.ExchangeID == nil || *regen.ExchangeID == root {
 		t.Fatalf("regenerate answered %+v", regen)
 	}
-	if got := contents(ann.apiMessages(*regen.ExchangeID)); len(got) != 4 || got[2] != parentLog[2] || got[3] != parentLog[3] {
+	// The new answer says which it is (the builtin agent), so that it
+	// differs from the old one.
+	if got := contents(ann.apiMessages(*regen.ExchangeID)); len(got) != 4 || got[2] != parentLog[2] ||
+		got[3] != parentLog[3]+"\n\nAnother answer (2) to this message." {
 		t.Fatalf("the regeneration's log: %v (the parent's %v)", got, parentLog)
 	}
 

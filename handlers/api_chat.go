@@ -54,7 +54,7 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 	if err != nil {
 		return h.apiChatRefused(c, start, err)
 	}
-	res, err := h.agents.Send(c.UserContext(), req)
+	res, err := h.sendTurn(c, req)
 	if errors.Is(err, agents.ErrTooManyTurns) {
 		return h.apiChatRefused(c, start, err)
 	}

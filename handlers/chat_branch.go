@@ -127,10 +127,8 @@ func (h *Handlers) chatRegenerate(c *fiber.Ctx) error {
 // Without JavaScript it waits for the reply first, so that the page it
 // goes to shows it.
 func (h *Handlers) chatToBranch(c *fiber.Ctx, turn *agents.Turn, notice string) error {
-	if !isFragment(c) {
-		if _, err := turn.Wait(c.UserContext()); err != nil {
-			return err
-		}
+	if _, err := h.awaitTurn(c, turn); err != nil {
+		return err
 	}
 	return h.chatBranchScreen(c, turn.Exchange.ID, notice)
 }
@@ -143,17 +141,19 @@ func (h *Handlers) chatBranchScreen(c *fiber.Ctx, exchangeID int64, notice strin
 	ctx := c.UserContext()
 	h.sessions.Put(ctx, sessExchange, exchangeID)
 	target := paths.Chat(exchangeID)
-	if !isFragment(c) {
+	screen := func() error {
+		s, err := h.chatScreen(c, exchangeID, "")
+		if err != nil {
+			return err
+		}
+		s.Conversation.Notice = notice
+		c.Set("HX-Retarget", "body")
+		c.Set("HX-Reswap", "innerHTML")
+		c.Set("HX-Push-Url", target)
+		return render(c, fiber.StatusOK, views.Chat(s))
+	}
+	if !inPlace(c, screen) { // the browser goes there: the notice waits for it
 		h.sessions.Put(ctx, sessBranchNotice, notice)
-		return redirect(c, target)
 	}
-	s, err := h.chatScreen(c, exchangeID, "")
-	if err != nil {
-		return err
-	}
-	s.Conversation.Notice = notice
-	c.Set("HX-Retarget", "body")
-	c.Set("HX-Reswap", "innerHTML")
-	c.Set("HX-Push-Url", target)
-	return render(c, fiber.StatusOK, views.Chat(s))
+	return done(c, target, screen)
 }

@@ -93,10 +93,15 @@ func (c *client) postFormFrom(path, referer string, form url.Values) *http.Respo
 	return c.do(req)
 }
 
-// chatScreen GETs a chat page and checks it is a 200.
+// chatScreen GETs a chat page and checks it is a 200. /chat with a current
+// conversation is a redirect to its address, followed as a browser does.
 func (c *client) chatScreen(t *testing.T, path string) *html.Node {
 	t.Helper()
 	res := c.get(path)
+	if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther &&
+		(path == "/chat" || strings.HasPrefix(path, "/chat?")) && strings.HasPrefix(loc, "/chat/") {
+		res = c.get(loc)
+	}
 	mustStatus(t, res, http.StatusOK)
 	return chatDoc(t, res)
 }

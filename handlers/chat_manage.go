@@ -41,11 +41,9 @@ func (h *Handlers) chatRename(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishHeader(ex) // every tab: the sidebar item, and where it is open, its name
 	return done(c, chatBackTo(c, paths.Chat(ex.ID)), func() error {
-		current, err := h.chatCurrentID(c)
-		if err != nil {
-			return err
-		}
+		current := h.chatCurrentID(c)
 		it, err := h.screens.FamilyItem(c.UserContext(), h.viewer(c), ex, ex.ID) // the item shows this branch
 		if err != nil {
 			return err
@@ -71,10 +69,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
 		}))
 	}
-	current, err := h.chatCurrentID(c)
-	if err != nil {
-		return err
-	}
+	current := h.chatCurrentID(c)
 	family, err := h.store.FamilyHeads(c.UserContext(), currentUser(c).ID, []int64{ex.ID})
 	if err != nil {
 		return err

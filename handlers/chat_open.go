@@ -8,24 +8,30 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/screens"
 	"palaver/views"
 )
 
-// chatCurrent shows the current conversation: the one the session names, a
-// new chat when it names 0, or the latest one when it names none (a fresh
-// sign-in), with the history sidebar starting at ?before=.
+// chatCurrent goes to the current conversation (303 to its address, with
+// ?before=, so that the address says where the next message goes), or
+// shows a new, empty chat when there is none.
 func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
-	id, err := h.chatCurrentID(c)
-	if err != nil {
-		return err
+	ctx, id := c.UserContext(), h.chatCurrentID(c)
+	if _, err := chatCursor(c.Query("before")); err != nil {
+		return err // refused here, not after a redirect
 	}
-	s, err := h.chatScreen(c, id, c.Query("before"))
-	if errors.Is(err, models.ErrNotFound) && id != 0 {
-		// Deleted meanwhile (another tab, the API): start a new chat.
-		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
-		s, err = h.chatScreen(c, 0, c.Query("before"))
+	if id != 0 {
+		_, err := h.screens.GeneralExchange(ctx, currentUser(c).ID, id)
+		if err == nil {
+			return c.Redirect(paths.ChatListedFrom(id, c.Query("before")), fiber.StatusSeeOther)
+		}
+		if !errors.Is(err, models.ErrNotFound) {
+			return err
+		}
+		h.sessions.Put(ctx, sessExchange, int64(0)) // deleted meanwhile (another tab, the API)
 	}
+	s, err := h.chatScreen(c, 0, c.Query("before"))
 	if err != nil {
 		return err
 	}
@@ -85,14 +91,12 @@ func (h *Handlers) chatScreen(c *fiber.Ctx, id int64, before string) (views.Chat
 	return h.screens.Chat(c.UserContext(), h.viewer(c), id, cursor)
 }
 
-// chatCurrentID is the exchange /chat shows: the session's, or when the
-// session has none yet, the user's most recent general exchange (0: none).
-func (h *Handlers) chatCurrentID(c *fiber.Ctx) (int64, error) {
-	ctx := c.UserContext()
-	if h.sessions.Exists(ctx, sessExchange) {
-		return h.sessions.GetInt64(ctx, sessExchange), nil
-	}
-	return h.screens.LatestChat(ctx, currentUser(c).ID)
+// chatCurrentID is the current conversation (0: a new chat): the one this
+// session last opened or wrote in. Never one it did not (the latest after
+// a sign-in, an import, another device's): the composer would append to a
+// conversation the person did not choose.
+func (h *Handlers) chatCurrentID(c *fiber.Ctx) int64 {
+	return h.sessions.GetInt64(c.UserContext(), sessExchange)
 }
 
 // viewer is who the request's screens are for: the signed-in user, with

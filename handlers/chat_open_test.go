@@ -55,12 +55,98 @@ func TestChatNoJSConversation(t *testing.T) {
 	}
 
 	// Tomorrow: a new sign-in (no current exchange in the session yet)
-	// opens the latest conversation.
+	// starts a new chat; the conversation waits in the history.
 	other := a.anon()
 	other.get("/login")
 	mustStatus(t, other.postForm("/login", url.Values{"username": {"ada"}, "password": {"correct horse"}}), http.StatusSeeOther)
-	if got := chatTranscript(other.chatScreen(t, "/chat")); len(got) != 4 {
-		t.Fatalf("a new session's /chat shows %d messages, want the latest conversation's 4", len(got))
+	doc = other.chatScreen(t, "/chat")
+	if got := chatTranscript(doc); len(got) != 0 || chatComposerExchange(t, doc) != "0" {
+		t.Fatalf("a new session's /chat shows %d messages, composer to %s: want a new chat", len(got), chatComposerExchange(t, doc))
+	}
+	if got := chatHistoryIDs(doc); len(got) != 1 || got[0] != id {
+		t.Fatalf("history %v, want [%d]", got, id)
+	}
+}
+
+// TestChatCurrentIsThisSessions: /chat goes (303) to the conversation this
+// session last opened or wrote in, whose composer says it continues it,
+// with a New chat button; never to one that arrived otherwise (an import,
+// another device), which a person would append to without knowing.
+func TestChatCurrentIsThisSessions(t *testing.T) {
+	a := newTestApp(t)
+	c := a.register("ada")
+	continuing := func(doc *chatNode) string {
+		t.Helper()
+		box := htmltest.ByTestID(doc, "composer-continuing")
+		if len(box) != 1 {
+			t.Fatalf("%d composer-continuing boxes", len(box))
+		}
+		if n := len(htmltest.ByTestID(box[0], "composer-new-chat")); n != 0 && n != 1 {
+			t.Fatalf("%d New chat buttons", n)
+		}
+		if len(htmltest.ByTestID(box[0], "composer-new-chat")) == 0 {
+			return ""
+		}
+		return htmltest.Text(box[0])
+	}
+	current := func() string {
+		t.Helper()
+		return c.get("/chat").Header.Get("Location")
+	}
+
+	// A new account: a new chat, nothing continued.
+	res := c.get("/chat")
+	mustStatus(t, res, http.StatusOK)
+	if got := continuing(chatDoc(t, res)); got != "" {
+		t.Fatalf("a new chat's composer says %q", got)
+	}
+
+	// Written in: /chat goes there, and its composer says so.
+	id := c.chatSend(t, "plan the trip", 0)
+	if got := current(); got != fmt.Sprintf("/chat/%d", id) {
+		t.Fatalf("/chat after a send goes to %q, want /chat/%d", got, id)
+	}
+	if got := continuing(c.chatScreen(t, "/chat")); got != "Continuing “plan the trip” New chat" {
+		t.Fatalf("the reopened composer says %q", got)
+	}
+	if got := c.get("/chat?before=not-a-cursor"); got.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a bad cursor: status %d, want 400 before any redirect", got.StatusCode)
+	}
+
+	// Another device writes a newer conversation; an import brings more.
+	// Neither becomes this session's.
+	phone := a.anon()
+	phone.get("/login")
+	mustStatus(t, phone.postForm("/login", url.Values{"username": {"ada"}, "password": {"correct horse"}}), http.StatusSeeOther)
+	phone.get("/chat")
+	fromPhone := phone.chatSend(t, "written on the phone", 0)
+	c.get("/chat") // for the CSRF token
+	c.importOK("application/json", chatgptTestFile(t))
+	if got := current(); got != fmt.Sprintf("/chat/%d", id) {
+		t.Fatalf("/chat after the phone and an import goes to %q, want /chat/%d", got, id)
+	}
+
+	// New chat: the composer's button empties it; /chat is a new chat.
+	doc := c.chatScreen(t, "/chat")
+	mustStatus(t, c.postForm("/chat/new", url.Values{}), http.StatusSeeOther)
+	res = c.get("/chat")
+	mustStatus(t, res, http.StatusOK)
+	if doc = chatDoc(t, res); chatComposerExchange(t, doc) != "0" || continuing(doc) != "" {
+		t.Fatal("after New chat, /chat is not a new chat")
+	}
+
+	// Opened: the phone's conversation is current now, for this session.
+	c.chatScreen(t, fmt.Sprintf("/chat/%d", fromPhone))
+	if got := current(); got != fmt.Sprintf("/chat/%d", fromPhone) {
+		t.Fatalf("/chat after opening %d goes to %q", fromPhone, got)
+	}
+
+	// Deleted elsewhere: a new chat, not an error.
+	phone.apiJSON(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", fromPhone), nil, http.StatusOK, nil)
+	res = c.get("/chat")
+	mustStatus(t, res, http.StatusOK)
+	if doc = chatDoc(t, res); chatComposerExchange(t, doc) != "0" {
+		t.Fatal("after its deletion, /chat does not start a new chat")
 	}
 }
 

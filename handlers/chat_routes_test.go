@@ -30,7 +30,7 @@ func TestChatRouteStatuses(t *testing.T) {
 	}
 	p := func(s string) func() string { return func() string { return s } }
 	for _, tc := range []tc{
-		{"chat page", "GET", p("/chat"), nil, false, 200, ""},
+		{"chat page", "GET", p("/chat"), nil, false, 303, fmt.Sprintf("/chat/%d", ex)},
 		{"chat bad cursor", "GET", p("/chat?before=x"), nil, false, 400, ""},
 		{"open", "GET", p(fmt.Sprintf("/chat/%d", ex)), nil, false, 200, ""},
 		{"open via htmx", "GET", p(fmt.Sprintf("/chat/%d", ex)), nil, true, 200, ""},
@@ -40,7 +40,7 @@ func TestChatRouteStatuses(t *testing.T) {
 		{"open negative", "GET", p("/chat/-3"), nil, false, 404, ""},
 		{"open other user's", "GET", p(fmt.Sprintf("/chat/%d", bobs)), nil, false, 404, ""},
 		{"history fragment", "GET", p("/chat/history"), nil, true, 200, ""},
-		{"history page", "GET", p("/chat/history"), nil, false, 200, ""},
+		{"history page", "GET", p("/chat/history"), nil, false, 303, fmt.Sprintf("/chat/%d", ex)},
 		{"history bad cursor", "GET", p("/chat/history?before=%%%"), nil, true, 400, ""},
 		{"send", "POST", p("/chat/send"), url.Values{"query": {"hi"}, "exchange_id": {fmt.Sprint(ex)}}, false, 303, fmt.Sprintf("/chat/%d", ex)},
 		{"send htmx", "POST", p("/chat/send"), url.Values{"query": {"hi"}, "exchange_id": {fmt.Sprint(ex)}}, true, 200, ""},

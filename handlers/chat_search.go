@@ -47,9 +47,6 @@ func (h *Handlers) chatSearch(c *fiber.Ctx) error {
 // chatSidebar is the sidebar of a chat screen that shows no conversation
 // (search, archived), the current one marked.
 func (h *Handlers) chatSidebar(c *fiber.Ctx) (views.Sidebar, error) {
-	current, err := h.chatCurrentID(c)
-	if err != nil {
-		return views.Sidebar{}, err
-	}
+	current := h.chatCurrentID(c)
 	return h.screens.Sidebar(c.UserContext(), h.viewer(c), current, nil)
 }

@@ -56,16 +56,6 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	})
 }
 
-// sendTurn sends a message from a composer. htmx tabs get the user message
-// at once and follow the reply live (/live); without JavaScript the answer
-// waits for the reply, so that the page it goes to shows it.
-func (h *Handlers) sendTurn(c *fiber.Ctx, req agents.SendRequest) (*agents.TurnResult, error) {
-	if isFragment(c) {
-		return h.agents.StartResult(c.UserContext(), req)
-	}
-	return h.agents.Send(c.UserContext(), req)
-}
-
 // formRefusal says how a composer without JavaScript shows a send that was
 // refused (the text, or the user's running turns at their limit): the
 // screen again with the reason beside the composer, and this status. ok
@@ -74,7 +64,7 @@ func (h *Handlers) sendTurn(c *fiber.Ctx, req agents.SendRequest) (*agents.TurnR
 func formRefusal(c *fiber.Ctx, err error) (status int, reason string, ok bool) {
 	var input *agents.InputError
 	switch {
-	case err == nil || isFragment(c):
+	case err == nil || followsLive(c):
 		return 0, "", false
 	case errors.As(err, &input):
 		return fiber.StatusUnprocessableEntity, input.Msg, true
@@ -114,7 +104,7 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (v
 	}
 	s := views.ChatSent{
 		ExchangeID: res.Exchange.ID,
-		Title:      screens.ChatTitle(res.Exchange),
+		Heading:    screens.Heading(v, res.Exchange),
 		New:        isNew,
 		Item:       item,
 	}

@@ -13,7 +13,8 @@ import (
 // rather than hanging (errors.go). A connection to a server that is down
 // fails at once; a new connection to an unreachable host gives up after the
 // pool's connect timeout (models.Open). It does not bound what a request
-// waits for beyond the database: see untimed.
+// waits for beyond the database: see untimed, and awaitTurn for a reply.
+// Config.DBDeadline overrides it (tests).
 const requestDBTimeout = 15 * time.Second
 
 // unavailableMessage is the 503's message: the database is away.
@@ -26,8 +27,8 @@ const unavailableRetryAfter = "5"
 // after the handlers (the error handler, for an error that reached the top,
 // and the request log) gets the context as they left it, values and all,
 // without the deadline's cancellation: the error page renders with it.
-func dbDeadline(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), requestDBTimeout)
+func (h *Handlers) dbDeadline(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.DBDeadline)
 	defer cancel()
 	c.SetUserContext(ctx)
 	err := c.Next()

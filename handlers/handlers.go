@@ -44,6 +44,10 @@ type Config struct {
 	// ImportDeadline bounds the time an upload may take, all of it (not
 	// only between reads); 0 means 10 minutes.
 	ImportDeadline time.Duration
+	// DBDeadline bounds one request's database work; 0 means 15s
+	// (db_deadline.go). Tests shorten it to show that a wait for a reply
+	// is not cut short by it.
+	DBDeadline time.Duration
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -119,6 +123,9 @@ func New(d Deps) *fiber.App {
 	if d.Config.StreamKeepAlive <= 0 {
 		d.Config.StreamKeepAlive = 15 * time.Second
 	}
+	if d.Config.DBDeadline <= 0 {
+		d.Config.DBDeadline = requestDBTimeout
+	}
 	if d.Throttle == nil {
 		d.Throttle = throttle.NewMemory(nil, 0)
 	}
@@ -164,7 +171,7 @@ func New(d Deps) *fiber.App {
 	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
 	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
 	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
-	app.Use(dbDeadline)      // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
+	app.Use(h.dbDeadline)    // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
 	app.Use(h.limitBody)     // before anything reads the body (handlers/limits.go)
 	h.routes(app)
 	return app

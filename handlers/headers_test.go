@@ -122,8 +122,11 @@ func TestPagesNeedNoInlineCode(t *testing.T) {
 		"/admin/users", "/admin/housekeeping", "/admin/audit", fmt.Sprintf("/admin/exchanges/%d", ex), "/chat/999"}
 	for _, p := range paths {
 		c := ann
-		if p == "/login" || p == "/register" {
+		switch p {
+		case "/login", "/register":
 			c = a.anon()
+		case "/chat": // a new chat's page: with a current one, /chat is a redirect to it
+			c = a.register("cid")
 		}
 		res := c.get(p)
 		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusNotFound {

@@ -201,8 +201,11 @@ type liveSession struct {
 	// switches are the branch switchers sent to the tab since it began
 	// watching, by seq: a new branch of the family sends only what changed.
 	switches map[int64]views.BranchSwitch
-	shown    replyView    // how much of the reply being written the pending cell holds
-	out      bytes.Buffer // rendered, to be written as one message (flush)
+	shown    replyView // how much of the reply being written the pending cell holds
+	// named is the watched general chat's name as the tab shows it: a
+	// header with another (a rename) sends the new one.
+	named views.ChatHeading
+	out   bytes.Buffer // rendered, to be written as one message (flush)
 
 	// queued is the update to render after out, the next ones folded
 	// into it where they can be (send, mergeLive).
@@ -211,7 +214,23 @@ type liveSession struct {
 
 // unwatch forgets the watched exchange and what the tab was sent of it.
 func (s *liveSession) unwatch() {
-	s.feed, s.feedPage, s.reply, s.shown, s.switches = nil, 0, false, replyView{}, nil
+	s.feed, s.feedPage, s.reply, s.shown, s.switches, s.named = nil, 0, false, replyView{}, nil, views.ChatHeading{}
+}
+
+// rename shows the watched general chat's name when its header (ex) names
+// it otherwise than the tab does; on the first header, it notes the name
+// the page was drawn with.
+func (s *liveSession) rename(u *views.LiveUpdate, ex *models.Exchange) {
+	if s.feedPage != 0 || ex.Scope != models.ScopeGeneral {
+		return
+	}
+	h := screens.Heading(s.viewer(), ex)
+	switch {
+	case s.named.ExchangeID == 0:
+		s.named = h
+	case h != s.named:
+		s.named, u.Heading = h, &h
+	}
 }
 
 // viewer is who the connection's parts are built for.
@@ -372,6 +391,7 @@ func (s *liveSession) catchUp(u *views.LiveUpdate, exchangeID, since int64) (*mo
 			}
 			if err = s.entries(u, msgs, ex); err == nil {
 				s.turnState(u, ex)
+				s.rename(u, ex)
 				return ex, nil
 			}
 		}
@@ -689,6 +709,7 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	}
 	if watched {
 		s.turnState(u, ex)
+		s.rename(u, ex)
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ type liveFrameKey struct {
 	delta      string
 	turn       views.TurnControl
 	hasTurn    bool
+	heading    views.ChatHeading
+	hasHeading bool
 	removed    int64
 	history    views.HistoryItem
 	hasHistory bool
@@ -60,6 +62,9 @@ func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 	}
 	if u.Turn != nil {
 		k.turn, k.hasTurn = *u.Turn, true
+	}
+	if u.Heading != nil {
+		k.heading, k.hasHeading = *u.Heading, true
 	}
 	if u.History != nil {
 		k.history, k.hasHistory = *u.History, true

@@ -15,7 +15,8 @@ import "palaver/views"
 // liveEmpty says whether u shows nothing.
 func liveEmpty(u *views.LiveUpdate) bool {
 	return len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply &&
-		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone
+		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone &&
+		u.Heading == nil
 }
 
 // mergeLive returns a followed by b as one update, or false when the two
@@ -35,9 +36,13 @@ func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 	if !mergeReply(&m, a, b) {
 		return a, false
 	}
-	// The composer's turn state is replaced whole: the later one stands.
+	// The composer's turn state is replaced whole: the later one stands,
+	// and so does the later name.
 	if b.Turn != nil {
 		m.Turn = b.Turn
+	}
+	if b.Heading != nil {
+		m.Heading = b.Heading
 	}
 	// The sidebar: a removal renders before the item, so one after an item
 	// does not fold; two states of one item fold into the later one, moved

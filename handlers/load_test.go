@@ -78,7 +78,7 @@ func (c *loadClient) chat(n int, existing bool) {
 	}
 	q := fmt.Sprintf("load client %d message %d", c.id, n)
 	if n%3 == 0 {
-		q = "hello from " + q // the greeting path
+		q = "hello from " + q // a greeting word in a question (each message must be unique)
 	}
 	payload["query"] = q
 	b, _ := json.Marshal(payload)

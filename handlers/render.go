@@ -17,6 +17,13 @@ func isFragment(c *fiber.Ctx) bool {
 		c.Get("HX-History-Restore-Request") != "true"
 }
 
+// followsLive says whether the request's tab follows a turn's reply live
+// (/live) rather than waiting for it: an htmx request for a fragment,
+// never the JSON API.
+func followsLive(c *fiber.Ctx) bool {
+	return isFragment(c) && !isAPI(c)
+}
+
 // render writes one component as HTML. It renders to a buffer first so that
 // a failure halfway through becomes an error page, not a truncated one.
 func render(c *fiber.Ctx, status int, comp templ.Component) error {

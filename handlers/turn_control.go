@@ -33,10 +33,8 @@ func (h *Handlers) chatRetry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !isFragment(c) {
-		if _, err := turn.Wait(untimed(c)); err != nil {
-			return err
-		}
+	if _, err := h.awaitTurn(c, turn); err != nil {
+		return err
 	}
 	return h.turnControlDone(c, id)
 }

@@ -58,6 +58,16 @@ func id(n int64) string { return strconv.FormatInt(n, 10) }
 // Chat is one general conversation: /chat/{id}.
 func Chat(exchangeID int64) string { return ChatHome + "/" + id(exchangeID) }
 
+// ChatListedFrom is a conversation with its sidebar's history starting
+// after the cursor before ("": at the top), the older conversations
+// without JavaScript.
+func ChatListedFrom(exchangeID int64, before string) string {
+	if before == "" {
+		return Chat(exchangeID)
+	}
+	return Chat(exchangeID) + "?before=" + url.QueryEscape(before)
+}
+
 // ChatRename, ChatDelete, ChatStop and ChatRetry act on a conversation.
 func ChatRename(exchangeID int64) string { return Chat(exchangeID) + "/rename" }
 func ChatDelete(exchangeID int64) string { return Chat(exchangeID) + "/delete" }

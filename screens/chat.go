@@ -34,28 +34,14 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
-	title := conv.Title
-	if title == "" {
-		title = "New chat"
-	}
 	return views.ChatScreen{
-		Base:         v.base(title, "chat"),
+		Base:         v.base(conv.Heading.Name(), "chat"),
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
 			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq},
 		TimeTravel: travel,
 	}, nil
-}
-
-// LatestChat is the user's most recent general exchange (0: none), which
-// /chat shows after a fresh sign-in.
-func (s *Screens) LatestChat(ctx context.Context, userID int64) (int64, error) {
-	latest, err := s.store.ListExchanges(ctx, userID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 1})
-	if err != nil || len(latest) == 0 {
-		return 0, err
-	}
-	return latest[0].ID, nil
 }
 
 // Conversation loads a general exchange and the latest window of its log
@@ -282,6 +268,7 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 	case models.RoleAssistant:
 		e.HTML = s.markdown.HTML(m.Content)
 		e.Feedback = Feedback(v, m)
+		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
 	default:
 		return e, false
 	}

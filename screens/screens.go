@@ -84,6 +84,18 @@ func DisplayTitle(title string) string {
 // ChatTitle is the exchange's title, or "Untitled".
 func ChatTitle(ex *models.Exchange) string { return DisplayTitle(ex.Title) }
 
+// Heading names the conversation a chat screen shows (nil: a new chat)
+// where the screen names it: above the transcript, in the browser tab's
+// title, and on the composer of a conversation it continues. The loaded
+// screen, a send's answer and the live connection (a rename) all build it
+// here, so that they name it alike.
+func Heading(v Viewer, ex *models.Exchange) views.ChatHeading {
+	if ex == nil {
+		return views.ChatHeading{CSRF: v.CSRF}
+	}
+	return views.ChatHeading{ExchangeID: ex.ID, Title: ChatTitle(ex), CSRF: v.CSRF}
+}
+
 // when is a time as the lists show it: relative, and in full (RFC 3339).
 func when(t, now time.Time) (string, string) {
 	return views.RelativeTime(t, now), t.In(now.Location()).Format(time.RFC3339)

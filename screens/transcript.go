@@ -35,7 +35,7 @@ type Window struct {
 // at a seq.
 func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Window) (views.Conversation, *views.TimeTravel, error) {
 	if id == 0 {
-		return views.Conversation{LastSeq: -1}, nil, nil
+		return views.Conversation{LastSeq: -1, Heading: Heading(v, nil)}, nil, nil
 	}
 	ex, err := s.GeneralExchange(ctx, v.UserID, id)
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 	if err != nil {
 		return views.Conversation{}, nil, err
 	}
-	conv := views.Conversation{ID: id, Title: ChatTitle(ex), Messages: s.Messages(v, msgs),
+	conv := views.Conversation{ID: id, Heading: Heading(v, ex), Messages: s.Messages(v, msgs),
 		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last}
 	first, lastShown := seqSpan(msgs)
 	if first > 0 {

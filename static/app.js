@@ -23,10 +23,31 @@
     ta.style.height = Math.min(ta.scrollHeight, MAX_INPUT_HEIGHT) + "px";
   }
 
-  // The send button is off while the message is blank or a send is running.
+  // A reply is being written in the composer's conversation (the turn
+  // state the server rendered, and /live keeps current).
+  function turnRunning() {
+    const t = document.getElementById("composer-turn");
+    return !!t && t.getAttribute("data-turn-status") === "running";
+  }
+
+  // The send button is off while the message is blank, a send is running,
+  // or a reply is being written: the server would refuse a second message
+  // then, so the page says so beside the composer and keeps the text.
   function refresh(form) {
     const busy = form.getAttribute("aria-busy") === "true";
-    sendButton(form).disabled = busy || field(form).value.trim() === "";
+    const running = turnRunning();
+    sendButton(form).disabled = busy || running || field(form).value.trim() === "";
+    const wait = form.querySelector("[data-testid=composer-running]");
+    const hint = document.getElementById("composer-hint");
+    if (wait) wait.hidden = !running;
+    if (hint && form.hasAttribute("data-enhanced")) hint.hidden = running;
+  }
+
+  // The browser tab's title names the conversation the heading names
+  // (a rename arrives over /live).
+  function syncTitle() {
+    const h = document.getElementById("chat-title");
+    if (h && h.dataset.documentTitle) document.title = h.dataset.documentTitle;
   }
 
   function setBusy(form, busy) {
@@ -70,9 +91,13 @@
     expireAlerts();
   }
 
-  // Alerts go away by themselves, or on a click.
+  // Alerts go away by themselves, or on a click; one that says again what
+  // one on screen says replaces it rather than stacking under it.
   function expireAlerts() {
     document.querySelectorAll("#alerts > [role=alert]:not([data-expires])").forEach((a) => {
+      document.querySelectorAll("#alerts > [role=alert][data-expires]").forEach((old) => {
+        if (old.textContent.trim() === a.textContent.trim()) old.remove();
+      });
       a.setAttribute("data-expires", "true");
       a.addEventListener("click", () => a.remove());
       setTimeout(() => a.remove(), ALERT_MS);
@@ -87,6 +112,7 @@
     const hint = document.getElementById("composer-hint");
     if (hint) hint.hidden = false;
     const ta = field(form);
+    syncTitle();
     refresh(form);
     autoGrow(ta);
     scrollToBottom();
@@ -114,7 +140,7 @@
         !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && !e.isComposing) {
       e.preventDefault();
       enterSends = true;
-      if (!sendButton(form).disabled) form.requestSubmit();
+      if (!sendButton(form).disabled && !turnRunning()) form.requestSubmit();
     }
     if (e.key === "Escape") closePopovers(null, true);
   });
@@ -133,7 +159,7 @@
   // Never send a blank message or a second one while the first runs.
   document.addEventListener("htmx:configRequest", (e) => {
     const form = e.detail.elt;
-    if (isComposer(form) && (field(form).value.trim() === "" || form.getAttribute("aria-busy") === "true")) {
+    if (isComposer(form) && (field(form).value.trim() === "" || form.getAttribute("aria-busy") === "true" || turnRunning())) {
       e.preventDefault();
     }
   });
@@ -182,7 +208,12 @@
   document.addEventListener("htmx:afterSwap", (e) => {
     if (e.detail.target && e.detail.target.id === "transcript") scrollToBottom();
   });
-  document.addEventListener("htmx:oobAfterSwap", expireAlerts);
+  document.addEventListener("htmx:oobAfterSwap", (e) => {
+    expireAlerts();
+    const id = e.target && e.target.id;
+    if (id === "chat-title") syncTitle();
+    if (id === "composer-turn" && composer()) refresh(composer());
+  });
 
   // <details> popovers (rename, feedback comment): focus the field on open,
   // close on Escape, on a click outside, or when another one opens.

@@ -21,9 +21,9 @@ type Sidebar struct {
 
 // Conversation is the open exchange as the transcript shows it.
 type Conversation struct {
-	TurnStatus string // of its turn: running, idle or failed
-	ID         int64  // 0: a new chat, not stored yet
-	Title      string // "" for a new chat
+	TurnStatus string      // of its turn: running, idle or failed
+	ID         int64       // 0: a new chat, not stored yet
+	Heading    ChatHeading // its name, above it and on the composer
 	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
@@ -82,6 +82,9 @@ type ChatMessage struct {
 	// ReadOnly marks an entry shown for reading only (time travel, a
 	// comparison of branches): it offers no controls.
 	ReadOnly bool
+	// Stopped marks a reply the person stopped: it holds what was written
+	// until then (agent_response.metadata.stopped).
+	Stopped bool
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of
@@ -272,7 +275,7 @@ type ChatSent struct {
 	Item       HistoryItem // the exchange, now first in the history
 	New        bool        // the message started the exchange
 	ExchangeID int64
-	Title      string
+	Heading    ChatHeading // the conversation's name, above it and on the composer
 	// Pending, when set, opens the cell where the reply to this user message
 	// appears as it is written (it arrives over /live).
 	Pending *int64
@@ -335,3 +338,23 @@ func FamilyItemsOf(family int64, pinned bool) string {
 	}
 	return "#" + list + " > [data-family=\"" + itoa64(family) + "\"]"
 }
+
+// ChatHeading names the open conversation: the title above the transcript
+// (and the browser tab's), and on the composer "Continuing “TITLE”" with a
+// New chat button, so that a person sees where the next message goes.
+type ChatHeading struct {
+	ExchangeID int64  // 0: a new chat
+	Title      string // as shown ("Untitled" for one without a title)
+	CSRF       string // for the composer's New chat form
+}
+
+// Name is the heading's text: the title, or "New chat".
+func (h ChatHeading) Name() string {
+	if h.ExchangeID == 0 {
+		return "New chat"
+	}
+	return h.Title
+}
+
+// DocumentTitle is the browser tab's title for the heading.
+func (h ChatHeading) DocumentTitle() string { return h.Name() + " · Palaver" }

@@ -192,7 +192,7 @@ func TestChatScreen(t *testing.T) {
 func TestChatScreenKeepsRefusedText(t *testing.T) {
 	p := ChatScreen{
 		Base:         testBase(),
-		Conversation: Conversation{ID: 5, Title: "Plans", Messages: []ChatMessage{{ID: 1, Role: RoleUser, Text: "hi"}}},
+		Conversation: Conversation{ID: 5, Heading: ChatHeading{ExchangeID: 5, Title: "Plans"}, Messages: []ChatMessage{{ID: 1, Role: RoleUser, Text: "hi"}}},
 		Composer:     Composer{ExchangeID: 5, Query: "  \n ", Error: "No query provided", CSRF: "tok123"},
 	}
 	_, doc := htmltest.Render(t, Chat(p))
@@ -278,7 +278,7 @@ func TestChatSendResult(t *testing.T) {
 		},
 		Item:       HistoryItem{ID: 5, Title: "hi", Turns: 1, Current: true},
 		ExchangeID: 5,
-		Title:      "hi",
+		Heading:    ChatHeading{ExchangeID: 5, Title: "hi"},
 	}
 	for _, isNew := range []bool{true, false} {
 		s.New = isNew

@@ -3,11 +3,24 @@ package views
 import (
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// sentence starts a message with a capital, as a sentence a person reads:
+// some refusals carry an error's own words ("a reply is still being
+// written…").
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
 
 // History groups, newest first.
 const (

@@ -51,6 +51,9 @@ type LiveUpdate struct {
 	ReplyText *string
 	Delta     string       // text appended to the pending reply cell
 	Turn      *TurnControl // the composer's turn state, replaced
+	// Heading is the shown conversation's new name (a rename): the title
+	// above it, the browser tab's, the composer's "Continuing".
+	Heading *ChatHeading
 	// History is the exchange's sidebar item: moved to the top (Moved, on new
 	// activity) or replaced where it is.
 	History *HistoryItem
