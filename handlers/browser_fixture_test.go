@@ -81,6 +81,7 @@ func TestBrowser(t *testing.T) {
 		{"BranchCollision", browserBranchCollision},
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
 		{"BranchLive", browserBranchLive},
+		{"TripsContinue", browserTripsContinue},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -1,0 +1,66 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// The rough edges of a first tour ("What a person trips on"), each
+// reproduced in Chromium.
+
+// browserSwitchers lists the transcript's switchers as "seq:text", in
+// document order.
+func browserSwitchers(tab *browserTab) []string {
+	return browserEval[[]string](tab, `Array.from(document.querySelectorAll("#transcript [data-testid=message]")).flatMap((m) => {
+		const b = m.querySelector("[data-testid=branch-switch]");
+		return b ? [m.dataset.seq + ":" + b.textContent.replace(/\s+/g, " ").trim()] : [];
+	})`)
+}
+
+// browserTripsContinue: "Continue from here" makes a branch that parts
+// after the entry shown last; the person sends in it. The switchers the tab
+// shows live are the ones a reload shows: none on the unchanged reply
+// before the point where the branches part.
+func browserTripsContinue(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("tcont")
+	tab.register("tcont")
+	u, err := s.app.store.UserByUsername(context.Background(), "tcont")
+	if err != nil {
+		s.fatalf("tcont: %v", err)
+	}
+	id := s.app.longChat(u.ID, 6)
+	tab.visit(fmt.Sprintf("/chat/%d?at=1", id))
+	tab.clickToLoad("[data-testid=time-travel-continue]")
+	tab.waitVisible("[data-testid=chat-input]")
+	loaded := browserSwitchers(tab)
+	tab.send("and now something else")
+	tab.waitFor("the transcript idle", browserTranscriptIdle)
+	live, liveHTML := fmt.Sprint(browserSwitchers(tab)), browserEntriesHTML(tab)
+	tab.reload()
+	tab.waitVisible("[data-testid=chat-input]")
+	if again := fmt.Sprint(browserSwitchers(tab)); live != again {
+		s.fatalf("switchers live %s, after a reload %s (on opening: %v)", live, again, loaded)
+	}
+	if again := browserEntriesHTML(tab); fmt.Sprint(again) != fmt.Sprint(liveHTML) {
+		for i := range min(len(again), len(liveHTML)) {
+			if again[i] != liveHTML[i] {
+				s.fatalf("entry %d live:\n%s\nafter a reload:\n%s", i, liveHTML[i], again[i])
+			}
+		}
+		s.fatalf("%d entries live, %d after a reload", len(liveHTML), len(again))
+	}
+}
+
+// browserEntriesHTML is the markup of each entry of the transcript, as the
+// server drew it (what the page's scripts add when they enhance it is left
+// out).
+func browserEntriesHTML(tab *browserTab) []string {
+	return browserEval[[]string](tab, `Array.from(document.querySelectorAll("#transcript [data-testid=message]")).map((m) => {
+		const c = m.cloneNode(true);
+		c.querySelectorAll("[data-enhanced]").forEach((e) => e.removeAttribute("data-enhanced"));
+		c.removeAttribute("data-enhanced");
+		return c.outerHTML.replace(/\s+/g, " ");
+	})`)
+}
