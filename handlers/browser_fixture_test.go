@@ -82,6 +82,7 @@ func TestBrowser(t *testing.T) {
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
 		{"BranchLive", browserBranchLive},
 		{"TripsContinue", browserTripsContinue},
+		{"TripsArchive", browserTripsArchive},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

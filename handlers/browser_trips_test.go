@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"palaver/models"
 )
 
 // The rough edges of a first tour ("What a person trips on"), each
@@ -63,4 +65,42 @@ func browserEntriesHTML(tab *browserTab) []string {
 		c.removeAttribute("data-enhanced");
 		return c.outerHTML.replace(/\s+/g, " ");
 	})`)
+}
+
+// browserTripsArchive: the archive and the sidebar agree without a
+// reload. /chat/archived marks no conversation as the one on screen; a
+// conversation unarchived there comes back into the sidebar of every tab at
+// once, in its place; the archive emptied says so.
+func browserTripsArchive(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("tarch")
+	tab.register("tarch")
+	u, err := s.app.store.UserByUsername(context.Background(), "tarch")
+	if err != nil {
+		s.fatalf("tarch: %v", err)
+	}
+	older := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "an older chat", "older")
+	put := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "a chat to put away", "put away")
+	newer := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "a newer chat", "newer")
+	tab.visit(fmt.Sprintf("/chat/%d", newer))
+	s.app.waitSubscribers(1)
+	tab.click(fmt.Sprintf("#history-%d [data-testid=archive-exchange]", put))
+	tab.waitFor("the archived chat out of the sidebar", fmt.Sprintf(`!document.getElementById("history-%d")`, put))
+	other := tab.tab("tarch2")
+	other.visit(fmt.Sprintf("/chat/%d", older))
+
+	tab.visit("/chat/archived")
+	s.app.waitSubscribers(1) // the other tab's: the archive's page has no live connection
+	if n := browserEval[int](tab, browserCount(`#history [aria-current]`)); n != 0 {
+		s.fatalf("/chat/archived marks %d conversation(s) of the sidebar as current", n)
+	}
+	tab.waitVisible(fmt.Sprintf("[data-testid=archived-list] #history-%d", put))
+	browserEval[bool](tab, fmt.Sprintf(`(document.querySelector("[data-testid=archived-list] #history-%d [data-testid=archive-exchange]").click(), true)`, put))
+	order := fmt.Sprintf(`Array.from(document.querySelectorAll(%s)).map((e) => e.id).join() === %s`,
+		browserQuote(browserHistoryItem), browserQuote(fmt.Sprintf("history-%d,history-%d,history-%d", newer, put, older)))
+	for _, w := range []*browserTab{tab, other} {
+		w.waitFor("the unarchived chat back in the sidebar, in its place", order)
+	}
+	tab.waitFor("the archive says it is empty", browserVisible("[data-testid=archived-empty]")+` && `+
+		browserHasText("[data-testid=archived-empty]", "No archived conversations"))
 }

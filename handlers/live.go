@@ -565,6 +565,17 @@ func (h *Handlers) publishHeader(ex *models.Exchange) {
 	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex})
 }
 
+// publishRegroup tells the user's open tabs that an exchange changed its
+// place among the sidebar's lists (a pin, an archive): they draw the lists
+// again, as a reload would.
+func (h *Handlers) publishRegroup(ex *models.Exchange) {
+	var page int64
+	if ex.PageID != nil {
+		page = *ex.PageID
+	}
+	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex, Regroup: true})
+}
+
 // publishPage tells the user's open tabs that a page changed.
 func (h *Handlers) publishPage(userID, pageID int64) {
 	h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})
@@ -638,6 +649,9 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	if ex == nil {
 		return s.deleted(u, e, watched)
 	}
+	if e.Regroup && ex.Scope == models.ScopeGeneral && s.pageID == 0 {
+		return s.sidebar(u, watched, ex)
+	}
 	if ex.Archived { // out of the sidebar
 		u.Removed = e.ExchangeID
 		return nil
@@ -673,6 +687,25 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 		}
 		u.History = &it
 	}
+	if watched {
+		s.turnState(u, ex)
+	}
+	return nil
+}
+
+// sidebar draws the tab's sidebar lists again, after an exchange moved
+// among them (publishRegroup): one brought back from the archive has no
+// item to replace, and one pinned goes to another list. ex is its header.
+func (s *liveSession) sidebar(u *views.LiveUpdate, watched bool, ex *models.Exchange) error {
+	current := int64(0)
+	if s.feed != nil {
+		current = s.feed.exchangeID
+	}
+	side, err := s.h.screens.Sidebar(s.ctx, s.viewer(), current, nil)
+	if err != nil {
+		return err
+	}
+	u.Sidebar = &side
 	if watched {
 		s.turnState(u, ex)
 	}
