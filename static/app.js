@@ -212,7 +212,7 @@
 
 // ---------------------------------------------------------------------------
 // Pages: the editor and the proposal cards of its chat panel. Everything
-// works without this; it adds All / None and the live "Apply (k)" count to
+// works without this; it adds All / None and the live "Accept (k)" count to
 // section patches, keeps track of unsaved edits (a note, a warning before
 // leaving, a question before a restore or an accepted proposal replaces
 // them) and saves on Ctrl+S / Cmd+S.
@@ -225,7 +225,7 @@
   const changed = (f) => !!f && f.value !== f.defaultValue;
   const dirty = () => changed(editor()) || changed(titleField());
 
-  // Section patches: the Apply button counts the checked sections and is off
+  // Section patches: the Accept button counts the checked sections and is off
   // when none is (a stale card stays off whatever is checked).
   function refreshCard(form) {
     const card = form.closest(CARD);

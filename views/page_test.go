@@ -49,8 +49,8 @@ func TestProposalCardSections(t *testing.T) {
 		t.Fatal("a heading became markup")
 	}
 	accept := one(t, doc, "proposal-accept")
-	if _, ok := attr(accept, "disabled"); ok || textOf(accept) != "Apply (3)" {
-		t.Fatalf("apply button %q", textOf(accept))
+	if _, ok := attr(accept, "disabled"); ok || textOf(accept) != "Accept (3)" {
+		t.Fatalf("accept button %q", textOf(accept))
 	}
 	// The checkboxes, the pick marker and the CSRF token post with the accept form.
 	form := byTag(doc, "form")[0]
