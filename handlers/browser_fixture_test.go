@@ -83,6 +83,7 @@ func TestBrowser(t *testing.T) {
 		{"BranchLive", browserBranchLive},
 		{"TripsContinue", browserTripsContinue},
 		{"TripsArchive", browserTripsArchive},
+		{"TripsCompare", browserTripsCompare},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -3,7 +3,10 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"palaver/models"
 )
@@ -103,4 +106,59 @@ func browserTripsArchive(t *testing.T, root context.Context) {
 	}
 	tab.waitFor("the archive says it is empty", browserVisible("[data-testid=archived-empty]")+` && `+
 		browserHasText("[data-testid=archived-empty]", "No archived conversations"))
+}
+
+// browserTripsCompare: the tree's Compare button waits for two ticked
+// branches (with JavaScript), and without JavaScript the tree says so
+// inline instead of a bare error page. The tree and the comparison name
+// branches by title and number, in a person's words.
+func browserTripsCompare(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("tcmp")
+	tab.register("tcmp")
+	u, err := s.app.store.UserByUsername(context.Background(), "tcmp")
+	if err != nil {
+		s.fatalf("tcmp: %v", err)
+	}
+	first, fork, _ := s.app.branchFamily(u.ID)
+	tree := fmt.Sprintf("/chat/%d/branches", first)
+	const button = "[data-testid=branches-compare]"
+	pick := func(w *browserTab, id int64) {
+		w.click(fmt.Sprintf(`[data-testid=branch][data-exchange="%d"] [data-testid=branch-pick]`, id))
+	}
+	disabled := `document.querySelector(` + browserQuote(button) + `).disabled`
+
+	tab.visit(tree)
+	tab.waitFor("the Compare button off with nothing ticked", disabled)
+	pick(tab, first)
+	tab.waitFor("the hint with one ticked", disabled+` && `+browserHasText("[data-compare-hint]", "Tick two branches"))
+	pick(tab, fork)
+	tab.waitFor("the Compare button on with two ticked", "!"+disabled)
+	tab.clickToLoad(button)
+	tab.waitVisible("[data-testid=compare]")
+	if got := browserTexts(tab, "[data-testid=compare-a] header, [data-testid=compare-b] header"); len(got) != 2 ||
+		!strings.Contains(got[0], "branch 1") || !strings.Contains(got[1], "branch 2") || strings.Contains(got[0]+got[1], "#") {
+		s.fatalf("the comparison's headings say %q", got)
+	}
+	tab.visit(tree)
+	if body := tab.text("[data-testid=branches]"); strings.Contains(body, "Parts at") || !strings.Contains(body, "Differs from message 3 on") {
+		s.fatalf("the tree says %q", body)
+	}
+
+	nojs := s.window("tcmp-nojs")
+	nojs.disableJavaScript()
+	nojs.visit("/login")
+	nojs.typeInto(`form[action="/login"] input[name=username]`, "tcmp")
+	nojs.typeInto(`form[action="/login"] input[name=password]`, browserPass)
+	nojs.clickToLoad(`form[action="/login"] button[type=submit]`)
+	nojs.visit(tree)
+	pick(nojs, fork)
+	nojs.do("compare one branch", chromedp.Click(chromedp.CSS(button), chromedp.NodeVisible))
+	nojs.waitVisible("[data-testid=branches-compare-error]")
+	if got := nojs.text("[data-testid=branches-compare-error]"); got != "Tick two branches to compare them." {
+		s.fatalf("the tree says %q", got)
+	}
+	if !browserEval[bool](nojs, fmt.Sprintf(`document.querySelector('[data-exchange="%d"] [data-testid=branch-pick]').checked`, fork)) {
+		s.fatalf("the ticked branch lost its tick")
+	}
 }

@@ -80,7 +80,12 @@ func (h *Handlers) chatCompareChoose(c *fiber.Ctx) error {
 		ids = append(ids, n)
 	}
 	if len(ids) != 2 || ids[0] == ids[1] {
-		return fiber.NewError(fiber.StatusBadRequest, "Tick exactly two branches to compare them.")
+		// The tree again, with what was ticked and why it is not enough.
+		s, err := h.screens.BranchesRefused(c.UserContext(), h.viewer(c), id, ids, "Tick two branches to compare them.")
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusBadRequest, views.Branches(s))
 	}
 	return c.Redirect(paths.ChatCompare(ids[0], ids[1]), fiber.StatusSeeOther)
 }

@@ -954,3 +954,34 @@
     if (range) range.form.requestSubmit();
   });
 })();
+
+// ---------------------------------------------------------------------------
+// Branches: the tree's Compare button is on once exactly two branches are
+// ticked, and says what it waits for. Without this, the server answers a
+// wrong count with the tree and the same words inline.
+(function () {
+  const FORM = "form[data-compare-form]";
+
+  function refresh(form) {
+    const n = form.querySelectorAll("input[name=branch]:checked").length;
+    const button = form.querySelector("[data-testid=branches-compare]");
+    const hint = form.querySelector("[data-compare-hint]");
+    if (button) button.disabled = n !== 2;
+    if (hint) {
+      hint.hidden = n === 2;
+      hint.textContent = n > 2 ? "Tick only two branches to compare them." : "Tick two branches to compare them.";
+    }
+  }
+
+  function init(root) {
+    if (!(root instanceof Element || root instanceof Document)) return;
+    root.querySelectorAll(FORM).forEach(refresh);
+  }
+
+  document.addEventListener("change", (e) => {
+    const form = e.target instanceof Element && e.target.closest(FORM);
+    if (form) refresh(form);
+  });
+  document.addEventListener("htmx:load", (e) => init(e.detail.elt));
+  init(document);
+})();
