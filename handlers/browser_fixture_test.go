@@ -84,6 +84,7 @@ func TestBrowser(t *testing.T) {
 		{"TripsContinue", browserTripsContinue},
 		{"TripsArchive", browserTripsArchive},
 		{"TripsCompare", browserTripsCompare},
+		{"TripsWords", browserTripsWords},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

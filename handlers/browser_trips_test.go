@@ -3,6 +3,8 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -160,5 +162,62 @@ func browserTripsCompare(t *testing.T, root context.Context) {
 	}
 	if !browserEval[bool](nojs, fmt.Sprintf(`document.querySelector('[data-exchange="%d"] [data-testid=branch-pick]').checked`, fork)) {
 		s.fatalf("the ticked branch lost its tick")
+	}
+}
+
+// browserTripsWords: what a person reads says it in their words, and the
+// account page's results show where the person is. The sidebar's line
+// under a chat names no default agent and keeps its spaces; clearing the
+// history asks in plain words; an import that fails says why at the top of
+// the page, the reader's complaint folded away; the export counts
+// conversations as the sidebar does, with their branches.
+func browserTripsWords(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("twords")
+	tab.register("twords")
+	u, err := s.app.store.UserByUsername(context.Background(), "twords")
+	if err != nil {
+		s.fatalf("twords: %v", err)
+	}
+	tab.visit("/chat")
+	tab.send("hello there")
+	// One conversation in three branches, active last.
+	first := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "plan a trip", "here is a plan")
+	for range 2 {
+		if _, err := s.app.store.Fork(context.Background(), u.ID, first, 2); err != nil {
+			s.fatalf("fork: %v", err)
+		}
+	}
+	tab.reload()
+	line := browserTexts(tab, browserHistoryItem+` a > span:last-child`)
+	if len(line) != 2 || !strings.Contains(line[1], "just now · 1 turn") || !strings.Contains(line[0], "just now · 3 branches · 1 turn") ||
+		strings.Contains(strings.Join(line, "|"), "router") {
+		s.fatalf("the sidebar's lines under the chats say %q", line)
+	}
+	if q := browserEval[string](tab, `document.querySelector("form.clear-all").getAttribute("hx-confirm")`); strings.Contains(q, "job") {
+		s.fatalf("clearing the history asks %q", q)
+	}
+
+	tab.visit("/account")
+	bad := filepath.Join(t.TempDir(), "notes.json")
+	if err := os.WriteFile(bad, []byte("not json at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tab.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS(`[data-testid=import-file]`), []string{bad}, chromedp.NodeVisible))
+	tab.click(`[data-testid=import-submit]`) // a 400 page: no clickToLoad
+	tab.waitFor("the refusal", browserHasText(`[data-testid=import-error]`, "could not be read as a Palaver export"))
+	if !browserEval[bool](tab, `(() => { const r = document.querySelector("[data-testid=import-error]").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`) {
+		s.fatalf("the import's refusal is out of sight")
+	}
+	if open := browserEval[bool](tab, `document.querySelector("[data-testid=import-error-detail]").open`); open {
+		s.fatalf("the reader's complaint is not folded away")
+	}
+	if first := tab.text("[data-testid=import-error] p"); strings.Contains(first, "invalid") || strings.Contains(first, "byte") {
+		s.fatalf("the refusal reads %q", first)
+	}
+	tab.click(`[data-testid=export-data]`)
+	tab.waitFor("the export's end", `document.querySelector("[data-testid=export-progress]").hasAttribute("data-done")`)
+	if got, want := tab.text(`[data-testid=export-progress]`), "Done: 2 conversations (4 branches) exported."; got != want {
+		s.fatalf("the export's progress says %q, want %q", got, want)
 	}
 }

@@ -184,7 +184,7 @@ type HistoryList struct {
 type HistoryItem struct {
 	ID        int64
 	Title     string // "Untitled" when it has none
-	AgentType string
+	AgentType string // the agent's name, "" for the default one
 	When      string // "5 min ago"
 	WhenFull  string // RFC 3339, for datetime and the tooltip
 	Turns     int64
@@ -335,3 +335,9 @@ func FamilyItemsOf(family int64, pinned bool) string {
 	}
 	return "#" + list + " > [data-family=\"" + itoa64(family) + "\"]"
 }
+
+// What clearing the chat history keeps, and the question that asks first.
+const (
+	ClearAllKept     = "The chats beside your pages are kept."
+	ClearAllQuestion = "Delete all your conversations? " + ClearAllKept + " This cannot be undone."
+)
