@@ -85,6 +85,7 @@ func TestBrowser(t *testing.T) {
 		{"TripsArchive", browserTripsArchive},
 		{"TripsCompare", browserTripsCompare},
 		{"TripsWords", browserTripsWords},
+		{"TripsTimes", browserTripsTimes},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -219,5 +220,71 @@ func browserTripsWords(t *testing.T, root context.Context) {
 	tab.waitFor("the export's end", `document.querySelector("[data-testid=export-progress]").hasAttribute("data-done")`)
 	if got, want := tab.text(`[data-testid=export-progress]`), "Done: 2 conversations (4 branches) exported."; got != want {
 		s.fatalf("the export's progress says %q, want %q", got, want)
+	}
+}
+
+// browserTripsTimes: a message not from today says its date ("Yesterday
+// 14:02", "20 Oct 02:22"), the full date and time on hover; and the notice
+// of a new branch pushes the transcript down rather than covering its first
+// message, at a desktop's width and a phone's.
+func browserTripsTimes(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("ttime")
+	tab.register("ttime")
+	u, err := s.app.store.UserByUsername(context.Background(), "ttime")
+	if err != nil {
+		s.fatalf("ttime: %v", err)
+	}
+	now := time.Now()
+	yesterday := time.Date(now.Year(), now.Month(), now.Day()-1, 14, 2, 0, 0, time.Local)
+	earlier := time.Date(now.Year(), now.Month(), now.Day()-45, 2, 22, 0, 0, time.Local)
+	id := s.app.longChat(u.ID, 40)
+	s.app.chatExec(`UPDATE messages SET created_at = ? WHERE exchange_id = ? AND seq = 1`, yesterday.UTC(), id)
+	s.app.chatExec(`UPDATE messages SET created_at = ? WHERE exchange_id = ? AND seq = 39`, earlier.UTC(), id)
+	tab.visit(fmt.Sprintf("/chat/%d", id))
+	times := browserTexts(tab, "#transcript [data-testid=message][data-role=assistant] time")
+	want := []string{"Yesterday 14:02", earlier.Format("2 Jan 15:04")}
+	if earlier.Year() != now.Year() {
+		want[1] = earlier.Format("2 Jan 2006 15:04")
+	}
+	if len(times) > 1 {
+		times = []string{times[0], times[len(times)-1]}
+	}
+	if fmt.Sprint(times) != fmt.Sprint(want) {
+		s.fatalf("the replies' times say %q, want %q", times, want)
+	}
+	if title := browserEval[string](tab, `document.querySelector("[data-seq='1'] time").title`); !strings.Contains(title, yesterday.Format("2 January 2006, 15:04")) {
+		s.fatalf("the time's tooltip says %q", title)
+	}
+
+	for _, width := range []int64{1280, 390} {
+		// The notice after a send: the reply comes in over the live
+		// connection while the notice shows.
+		tab.do("resize", chromedp.EmulateViewport(width, 640))
+		tab.visit(fmt.Sprintf("/chat/%d?at=30", id))
+		tab.clickToLoad("[data-testid=time-travel-continue]")
+		tab.waitVisible("[data-testid=branch-notice]")
+		covered := func(how string) {
+			gap := browserEval[float64](tab, `(() => {
+				const n = document.querySelector("[data-testid=branch-notice]").getBoundingClientRect();
+				// The first message in view: the transcript scrolls under its own top.
+				const top = document.getElementById("transcript-scroll").getBoundingClientRect().top;
+				const m = Array.from(document.querySelectorAll("#transcript [data-testid=message]")).map((e) => e.getBoundingClientRect()).find((r) => r.bottom > top);
+				return Math.max(m.top, top) - n.bottom;
+			})()`)
+			if gap < 0 {
+				s.fatalf("at %d px, after %s, the branch notice covers the first message by %.0f px", width, how, -gap)
+			}
+		}
+		covered("Continue from here")
+		// An edit: the new branch's screen is swapped in, the notice on it.
+		from := tab.location()
+		tab.click(browserEntry(0) + " [data-testid=edit-message]")
+		tab.waitVisible(browserEntry(0) + " [data-testid=edit-input]")
+		tab.typeInto("[data-testid=edit-input]", " again")
+		tab.click("[data-testid=edit-send]")
+		tab.waitBranch(from, 1)
+		tab.waitVisible("[data-testid=branch-notice]")
+		covered("an edit")
 	}
 }

@@ -272,7 +272,8 @@ func (s *Screens) Messages(v Viewer, msgs []models.Message) []views.ChatMessage 
 // Message maps one log entry, and says whether the transcript shows it.
 func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool) {
 	at := m.CreatedAt.Local()
-	e := views.ChatMessage{ID: m.ID, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	e := views.ChatMessage{ID: m.ID, Role: m.Role, TimeFull: at.Format(time.RFC3339)}
+	e.Time, e.TimeSays = views.MessageTime(at, time.Now())
 	if m.Seq != nil {
 		e.Seq, e.HasSeq = *m.Seq, true
 	}

@@ -58,8 +58,9 @@ type ChatMessage struct {
 	Role     string
 	Text     string       // user and error text, shown as typed (escaped)
 	HTML     string       // assistant replies: rendered and sanitised Markdown
-	Time     string       // "15:04", beside the message
-	TimeFull string       // for the tooltip and datetime attribute (RFC 3339)
+	Time     string       // "15:04", "Yesterday 15:04", "20 Oct 15:04" (MessageTime), beside the message
+	TimeFull string       // the datetime attribute (RFC 3339)
+	TimeSays string       // the tooltip: the full date and time
 	Feedback FeedbackView // assistant replies: the rating control, when Shown
 	Retry    RetryView    // on the error row that ended a failed turn, when Shown
 	Detail   string       // tool entries: the call's arguments or the result, as JSON
