@@ -39,7 +39,7 @@ func browserTripsContinue(t *testing.T, root context.Context) {
 		s.fatalf("tcont: %v", err)
 	}
 	id := s.app.longChat(u.ID, 6)
-	tab.visit(fmt.Sprintf("/chat/%d?at=1", id))
+	tab.visit(fmt.Sprintf("/chat/%d?at=2", id))
 	tab.clickToLoad("[data-testid=time-travel-continue]")
 	tab.waitVisible("[data-testid=chat-input]")
 	loaded := browserSwitchers(tab)
@@ -261,7 +261,7 @@ func browserTripsTimes(t *testing.T, root context.Context) {
 		// The notice after a send: the reply comes in over the live
 		// connection while the notice shows.
 		tab.do("resize", chromedp.EmulateViewport(width, 640))
-		tab.visit(fmt.Sprintf("/chat/%d?at=30", id))
+		tab.visit(fmt.Sprintf("/chat/%d?at=31", id))
 		tab.clickToLoad("[data-testid=time-travel-continue]")
 		tab.waitVisible("[data-testid=branch-notice]")
 		covered := func(how string) {

@@ -31,7 +31,7 @@ func (h *Handlers) chatMessages(c *fiber.Ctx) error {
 	if (before == nil) == (after == nil) {
 		return fiber.NewError(fiber.StatusBadRequest, "Give before_seq or after_seq: the page before or after a message.")
 	}
-	at, err := apiQueryInt(c, "at", 0, math.MaxInt64, rule) // time travel's: read-only entries
+	at, err := timeTravelAt(c) // time travel's point: read-only entries
 	if err != nil {
 		return err
 	}
