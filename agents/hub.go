@@ -40,6 +40,10 @@ type Event struct {
 	// models.Deletion. Nil and 0 otherwise.
 	Heir   *models.Exchange
 	Family int64
+	// Regroup says, for an EventTurn, that the exchange changed its place
+	// among the sidebar's lists (pinned or unpinned, archived or brought
+	// back): tabs draw their lists again rather than the item in place.
+	Regroup bool
 	// Offset is, for EventDelta, how many bytes of the reply came before
 	// Delta: a subscriber that joined late, or lost pieces, takes the text
 	// so far from Service.ReplySoFar and lets through only what follows it.

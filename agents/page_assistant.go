@@ -166,11 +166,11 @@ func pageAssistantReply(req Request) (pageReply, error) {
 		}
 		head := sections.DefaultHeading(target)
 		reasoning := fmt.Sprintf("There is no section “%s” yet, so it is added at the end of the page.", target)
-		reply := fmt.Sprintf("The page has no section “%s”, so I propose adding it at the end. Review it below, then apply or reject it.", target)
+		reply := fmt.Sprintf("The page has no section “%s”, so I propose adding it at the end. Review it below, then accept or reject it.", target)
 		if i := sections.Find(secs, target); i >= 0 {
 			head = secs[i].Heading
 			reasoning = fmt.Sprintf("Replaces the text of the section “%s” with the text you gave.", secs[i].Name())
-			reply = fmt.Sprintf("Here is the section “%s” rewritten as you asked. Review the change below, then apply or reject it.", secs[i].Name())
+			reply = fmt.Sprintf("Here is the section “%s” rewritten as you asked. Review the change below, then accept or reject it.", secs[i].Name())
 		}
 		return sectionProposal(reply, reasoning, target, strings.TrimSpace(head)+"\n"+body, hash), nil
 	}
@@ -185,7 +185,7 @@ func pageAssistantReply(req Request) (pageReply, error) {
 			content += "\n" + body
 		}
 		return sectionProposal(
-			fmt.Sprintf("Here is the new section “%s”, added at the end of the page. Review it below, then apply or reject it.", head),
+			fmt.Sprintf("Here is the new section “%s”, added at the end of the page. Review it below, then accept or reject it.", head),
 			fmt.Sprintf("Adds a section “%s” at the end of the page.", head), target, content, hash), nil
 	}
 	if m := instrReplace.FindStringSubmatch(req.Query); m != nil {

@@ -200,6 +200,17 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	}))
 }
 
+// importRefusal is a refused import file as the account page says it: a
+// file too large says so plainly; one that could not be read says that
+// in a person's words, with what the reader found (a line, a parser's
+// complaint) as the detail, folded away.
+func importRefusal(fe *fiber.Error) (msg, detail string) {
+	if fe.Code == fiber.StatusRequestEntityTooLarge {
+		return fe.Message, ""
+	}
+	return "Nothing was imported: this file could not be read as a Palaver export or a ChatGPT export (conversations.json or its .zip).", fe.Message
+}
+
 // accountImport reads the import form's file into the user's account (the
 // CSRF token from the htmx header or the form's field before the file) and
 // shows the account page with the counts imported and skipped, or why the
@@ -217,7 +228,7 @@ func (h *Handlers) accountImport(c *fiber.Ctx) error {
 	})
 	var fe *fiber.Error
 	if errors.As(err, &fe) && (fe.Code == fiber.StatusBadRequest || fe.Code == fiber.StatusRequestEntityTooLarge) {
-		return h.accountRefused(c, fe.Code, func(p *views.AccountScreen) { p.ImportError = fe.Message })
+		return h.accountRefused(c, fe.Code, func(p *views.AccountScreen) { p.ImportError, p.ImportDetail = importRefusal(fe) })
 	}
 	if err != nil {
 		return err

@@ -57,6 +57,12 @@ func TestAdminOpenExchange(t *testing.T) {
 			t.Fatalf("log rows %q", got)
 		}
 		body := htmltest.Text(doc)
+		// Entries are named in a person's words, counted from 1 as the
+		// chat's time travel counts them: not "#0 USER".
+		if first := htmltest.Text(htmltest.ByTestID(doc, "admin-log-entry")[0]); !strings.Contains(first, "Message 1") || !strings.Contains(first, "The user") ||
+			strings.Contains(body, "#0") {
+			t.Errorf("the first entry reads %q", first)
+		}
 		for _, want := range []string{"my secret plan", "search_docs", "pelicans", "the model endpoint timed out", "model test-model"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the log lacks %q", want)

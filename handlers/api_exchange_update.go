@@ -41,7 +41,11 @@ func (h *Handlers) apiExchangeUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.publishHeader(ex)
+	if p.Pinned != nil || p.Archived != nil {
+		h.publishRegroup(ex)
+	} else {
+		h.publishHeader(ex)
+	}
 	sum, err := h.store.Summary(c.UserContext(), userID, ex.ID)
 	if err != nil {
 		return err

@@ -137,7 +137,7 @@ func browserTimeTravel(t *testing.T, root context.Context) {
 		return fmt.Sprint(browserEval[[]string](tab, `Array.from(document.querySelectorAll(`+browserQuote(browserLogged)+`)).map((m) => m.dataset.role)`))
 	}
 
-	tab.visit(fmt.Sprintf("/chat/%d?at=3", id))
+	tab.visit(fmt.Sprintf("/chat/%d?at=4", id))
 	tab.waitVisible("[data-testid=time-travel]")
 	if got := roles(); got != "[user assistant user assistant error]" {
 		s.fatalf("at 3: %s", got)
@@ -146,23 +146,23 @@ func browserTimeTravel(t *testing.T, root context.Context) {
 		s.fatalf("time travel shows the composer")
 	}
 	tab.clickToLoad("[data-testid=time-travel-prev]")
-	if loc := tab.location(); loc != fmt.Sprintf("/chat/%d?at=2", id) || roles() != "[user assistant user]" {
+	if loc := tab.location(); loc != fmt.Sprintf("/chat/%d?at=3", id) || roles() != "[user assistant user]" {
 		s.fatalf("previous: %s shows %s", loc, roles())
 	}
 	tab.clickToLoad("[data-testid=time-travel-next]")
 	tab.clickToLoad("[data-testid=time-travel-next]")
-	if loc := tab.location(); loc != fmt.Sprintf("/chat/%d?at=4", id) || roles() != "[user assistant user assistant error user]" {
+	if loc := tab.location(); loc != fmt.Sprintf("/chat/%d?at=5", id) || roles() != "[user assistant user assistant error user]" {
 		s.fatalf("next twice: %s shows %s", loc, roles())
 	}
 	// The range goes where it is moved to.
 	browserEval[bool](tab, `(() => {
 		const r = document.querySelector("[data-testid=time-travel-range]");
-		r.value = "1";
+		r.value = "2";
 		r.dispatchEvent(new Event("change", {bubbles: true}));
 		return true;
 	})()`)
 	tab.waitFor("the range's message", fmt.Sprintf(`location.pathname + location.search === %s && %s === 2`,
-		browserQuote(fmt.Sprintf("/chat/%d?at=1", id)), browserCount(browserLogged)))
+		browserQuote(fmt.Sprintf("/chat/%d?at=2", id)), browserCount(browserLogged)))
 
 	tab.clickToLoad("[data-testid=time-travel-continue]")
 	loc := tab.location()

@@ -82,6 +82,11 @@ func TestBrowser(t *testing.T) {
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
 		{"BranchLive", browserBranchLive},
 		{"SendWhileReplying", browserSendWhileReplying},
+		{"TripsContinue", browserTripsContinue},
+		{"TripsArchive", browserTripsArchive},
+		{"TripsCompare", browserTripsCompare},
+		{"TripsWords", browserTripsWords},
+		{"TripsTimes", browserTripsTimes},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

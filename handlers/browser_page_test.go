@@ -10,7 +10,7 @@ import (
 // browserPageProposals: in the page editor's chat panel the builtin page
 // assistant proposes edits. An accepted proposal changes the editor's text
 // and leaves a note; one made stale by a saved edit can only be rejected;
-// a rejected one is gone, also after a reload.
+// a rejected one leaves a note, also after a reload.
 func browserPageProposals(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
 	w := s.window("hal")
@@ -71,16 +71,26 @@ func browserPageProposals(t *testing.T, root context.Context) {
 		s.fatalf("after saving and reloading, the editor holds %q", got)
 	}
 
-	// 3. Rejected: the card goes, and stays gone after a reload.
+	// 3. Rejected: the card leaves a short note, also after a reload, and
+	// the reply above it speaks of the buttons the card has.
 	w.send(`add section "Packing": Socks and a map.`)
 	w.waitFor("a third proposal card", browserCount(fresh)+" === 1")
 	id := browserEval[string](w, `document.querySelector(`+browserQuote(fresh)+`).dataset.messageId`)
 	w.click(fresh + reject)
-	w.waitFor("the rejected card to go", browserCount(fresh)+" === 0")
+	rejected := `[data-testid=page-chat] #proposal-` + id + `[data-testid=proposal-rejected]`
+	w.waitFor("the rejected card to leave its note", browserCount(fresh)+" === 0 && "+browserHasText(rejected, "Rejected"))
 	w.reload()
 	w.waitVisible(stale) // the page has loaded its panel
 	if n := browserEval[int](w, browserCount(`[data-testid=page-chat] [data-message-id="`+id+`"]`)); n != 0 {
 		s.fatalf("after a reload the rejected proposal shows again")
+	}
+	if !browserEval[bool](w, browserHasText(rejected, "Rejected")) {
+		s.fatalf("after a reload the rejected proposal's note is gone")
+	}
+	for _, reply := range browserTexts(w, `[data-testid=page-chat] [data-testid=message][data-role=assistant]`) {
+		if strings.Contains(strings.ToLower(reply), "apply") {
+			s.fatalf("a reply speaks of a button the card does not have: %q", reply)
+		}
 	}
 	if n := browserEval[int](w, browserCount(card)); n != 1 {
 		s.fatalf("after a reload %d proposal cards show, want only the stale one", n)

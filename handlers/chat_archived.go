@@ -17,7 +17,7 @@ func (h *Handlers) chatArchived(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	side, err := h.chatSidebar(c)
+	side, err := h.screens.Sidebar(c.UserContext(), h.viewer(c), 0, nil) // no conversation on screen here
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (h *Handlers) chatMessages(c *fiber.Ctx) error {
 	if (before == nil) == (after == nil) {
 		return fiber.NewError(fiber.StatusBadRequest, "Give before_seq or after_seq: the page before or after a message.")
 	}
-	at, err := apiQueryInt(c, "at", 0, math.MaxInt64, rule) // time travel's: read-only entries
+	at, err := timeTravelAt(c) // time travel's point: read-only entries
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,12 @@ func (h *Handlers) chatCompareChoose(c *fiber.Ctx) error {
 		ids = append(ids, n)
 	}
 	if len(ids) != 2 || ids[0] == ids[1] {
-		return fiber.NewError(fiber.StatusBadRequest, "Tick exactly two branches to compare them.")
+		// The tree again, with what was ticked and why it is not enough.
+		s, err := h.screens.BranchesRefused(c.UserContext(), h.viewer(c), id, ids, "Tick two branches to compare them.")
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusBadRequest, views.Branches(s))
 	}
 	return c.Redirect(paths.ChatCompare(ids[0], ids[1]), fiber.StatusSeeOther)
 }

@@ -70,8 +70,8 @@ func TestChatBranchesTree(t *testing.T) {
 	}
 	want := []node{
 		{root, 0, "Starts: You: m0", "6 messages", fmt.Sprintf("/chat/%d", root), "false"},
-		{fork, root, "Parts at message 3: You: a different question", "4 messages", fmt.Sprintf("/chat/%d", fork), "true"},
-		{grand, fork, "Parts at message 4: nothing written yet", "3 messages", fmt.Sprintf("/chat/%d", grand), "false"},
+		{fork, root, "Differs from message 3 on: You: a different question", "4 messages", fmt.Sprintf("/chat/%d", fork), "true"},
+		{grand, fork, "Differs from message 4 on: nothing written yet", "3 messages", fmt.Sprintf("/chat/%d", grand), "false"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the tree:\n%+v\nwant:\n%+v", got, want)
@@ -102,7 +102,12 @@ func TestChatCompareChoose(t *testing.T) {
 	}
 	for _, q := range []string{"", fmt.Sprintf("?branch=%d", root), fmt.Sprintf("?branch=%d&branch=%d", root, root),
 		"?branch=x&branch=2", fmt.Sprintf("?branch=%d&branch=%d&branch=1", root, fork)} {
-		mustStatus(t, ann.get(fmt.Sprintf("/chat/%d/compare%s", fork, q)), http.StatusBadRequest)
+		res := ann.get(fmt.Sprintf("/chat/%d/compare%s", fork, q))
+		mustStatus(t, res, http.StatusBadRequest)
+		// Not two branches: the tree again, saying so beside the button.
+		if doc := chatDoc(t, res); q != "?branch=x&branch=2" && len(htmltest.ByTestID(doc, "branches-compare-error")) != 1 {
+			t.Fatalf("compare%s: no inline reason on the tree", q)
+		}
 	}
 	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d/compare?branch=%d&branch=%d", fork, root, fork)), http.StatusNotFound)
 }

@@ -228,19 +228,24 @@ func TestChatSeqOpensAWindow(t *testing.T) {
 	}
 }
 
-// /chat/{id}?at=N is the log as it was when entry N was written: the error
+// /chat/{id}?at=N is the log as it was when its Nth entry (seq N-1, as
+// the screen counts them, from 1) was written: the error
 // rows written before the next entry in their place, no composer and no
-// live connection, the stepper's links and range; a seq beyond the log or
-// not a seq: 400; another user's: 404.
+// live connection, the stepper's links and range; an entry beyond the log or
+// not an entry's number: 400; another user's: 404.
 func TestChatTimeTravel(t *testing.T) {
 	a := newTestApp(t)
 	ann, bob := a.register("ann"), a.register("bob")
 	id := a.longChat(ann.user.ID, 6, 3)
 	at := func(n int64) *int64 { return &n }
 
-	doc := ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=3", id))
+	doc := ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=4", id))
 	if got, want := transcriptIDs(doc), a.logIDs(ann.user.ID, id, at(3)); !slices.Equal(got, want) || len(got) != 5 {
-		t.Fatalf("?at=3 shows %v, want %v (seq 0…3 and the error row)", got, want)
+		t.Fatalf("?at=4 shows %v, want %v (seq 0…3 and the error row)", got, want)
+	}
+	// One numbering: the address's number is the one the bar says.
+	if got := htmltest.Text(htmltest.ByTestID(doc, "time-travel-at")[0]); got != "4" {
+		t.Fatalf("?at=4 says message %q", got)
 	}
 	if msgs := chatTranscript(doc); msgs[4].Role != "error" {
 		t.Fatalf("the last entry at 3 is %v, want the error row", msgs[4])
@@ -249,8 +254,8 @@ func TestChatTimeTravel(t *testing.T) {
 		t.Fatal("time travel shows the composer, the live connection or the rating controls")
 	}
 	for testid, want := range map[string]string{
-		"time-travel-prev": fmt.Sprintf("/chat/%d?at=2", id),
-		"time-travel-next": fmt.Sprintf("/chat/%d?at=4", id),
+		"time-travel-prev": fmt.Sprintf("/chat/%d?at=3", id),
+		"time-travel-next": fmt.Sprintf("/chat/%d?at=5", id),
 		"time-travel-now":  fmt.Sprintf("/chat/%d", id),
 	} {
 		el := htmltest.ByTestID(doc, testid)
@@ -262,35 +267,35 @@ func TestChatTimeTravel(t *testing.T) {
 		}
 	}
 	rng := htmltest.ByTestID(doc, "time-travel-range")[0]
-	if v, _ := htmltest.Attr(rng, "value"); v != "3" {
+	if v, _ := htmltest.Attr(rng, "value"); v != "4" {
 		t.Fatalf("range value %q", v)
 	}
-	if v, _ := htmltest.Attr(rng, "max"); v != "5" {
+	if v, _ := htmltest.Attr(rng, "max"); v != "6" {
 		t.Fatalf("range max %q", v)
 	}
-	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=2", id))
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=3", id))
 	if got := transcriptIDs(doc); len(got) != 3 {
-		t.Fatalf("?at=2 shows %d entries, want 3 (no error row yet)", len(got))
+		t.Fatalf("?at=3 shows %d entries, want 3 (no error row yet)", len(got))
 	}
 	if len(htmltest.ByTestID(doc, "time-travel-next")) != 1 {
 		t.Fatal("no next step at 2")
 	}
-	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=0", id))
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=1", id))
 	if len(htmltest.ByTestID(doc, "time-travel-prev")) != 0 || len(transcriptIDs(doc)) != 1 {
 		t.Fatal("at 0: a previous step, or more than the first message")
 	}
-	for _, q := range []string{"6", "-1", "x", "1e3"} {
+	for _, q := range []string{"7", "0", "-1", "x", "1e3"} {
 		mustStatus(t, ann.get(fmt.Sprintf("/chat/%d?at=%s", id, q)), http.StatusBadRequest)
 	}
-	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d?at=3", id)), http.StatusNotFound)
+	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d?at=4", id)), http.StatusNotFound)
 
 	// A long log as it was: its latest page up to the point, the older
 	// pages read-only too, together the log as it was, once.
 	long := a.longChat(ann.user.ID, 130, 20, 79, 80, 129)
-	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=100", long))
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=101", long))
 	pages := [][]string{transcriptIDs(doc)}
 	_, get := sentinel(t, doc, "transcript-older")
-	if get != fmt.Sprintf("/chat/%d/messages?before_seq=51&at=100", long) {
+	if get != fmt.Sprintf("/chat/%d/messages?before_seq=51&at=101", long) {
 		t.Fatalf("older at 100: %q", get)
 	}
 	for get != "" {
@@ -305,11 +310,11 @@ func TestChatTimeTravel(t *testing.T) {
 		t.Fatalf("time travel's pages:\n%v\nthe log at 100:\n%v", got, want)
 	}
 	// Without JavaScript, the older page keeps the point, and leads back.
-	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=100&before_seq=51", long))
+	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=101&before_seq=51", long))
 	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) || len(htmltest.ByTestID(doc, "time-travel")) != 1 {
-		t.Fatalf("?at=100&before_seq=51 shows %v, want %v, with the bar", got, pages[1])
+		t.Fatalf("?at=101&before_seq=51 shows %v, want %v, with the bar", got, pages[1])
 	}
-	if href, _ := sentinel(t, doc, "transcript-newer"); href != fmt.Sprintf("/chat/%d?at=100", long) {
+	if href, _ := sentinel(t, doc, "transcript-newer"); href != fmt.Sprintf("/chat/%d?at=101", long) {
 		t.Fatalf("newer from the older page of time travel: %q", href)
 	}
 	mustStatus(t, ann.htmx(http.MethodGet, fmt.Sprintf("/chat/%d/messages?before_seq=51&at=x", long), nil), http.StatusBadRequest)
@@ -317,7 +322,7 @@ func TestChatTimeTravel(t *testing.T) {
 	// Time travel leaves the current conversation as it was.
 	other := a.longChat(ann.user.ID, 2)
 	ann.chatScreen(t, fmt.Sprintf("/chat/%d", other))
-	ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=1", id))
+	ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=2", id))
 	if got := chatComposerExchange(t, ann.chatScreen(t, "/chat")); got != fmt.Sprint(other) {
 		t.Fatalf("/chat opens %s after time travel, want %d", got, other)
 	}

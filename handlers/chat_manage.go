@@ -125,7 +125,7 @@ func (h *Handlers) chatClear(c *fiber.Ctx) error {
 	if c.FormValue("confirmed") != "1" {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
-			Message: "Every conversation in your chat history will be deleted. Page and job chats stay. This cannot be undone.",
+			Message: "Every conversation in your chat history will be deleted. " + views.ClearAllKept + " This cannot be undone.",
 			Action:  paths.ChatClear, Confirm: "Delete all", Cancel: paths.ChatHome,
 		}))
 	}

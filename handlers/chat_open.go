@@ -42,7 +42,8 @@ func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
 // current one, on its latest page of messages; ?seq= opens it on a window
 // around that message, highlighted (a search hit's); ?before_seq= on the
 // page before that seq (older messages without JavaScript); ?at= as it
-// was at that seq, read-only (time travel; a seq beyond the log: 400).
+// was at that message, counted from 1, read-only (time travel; beyond the
+// log: 400).
 // Another user's, a missing one, or a page or job chat: 404.
 func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
@@ -50,7 +51,7 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 		return err
 	}
 	var win screens.Window
-	if win.At, err = apiQueryInt(c, "at", 0, math.MaxInt64, "a message's seq: an integer of at least 0"); err != nil {
+	if win.At, err = timeTravelAt(c); err != nil {
 		return err
 	}
 	if win.Before, err = apiQueryInt(c, "before_seq", 0, math.MaxInt64, "a message's seq: an integer of at least 0"); err != nil {
@@ -72,6 +73,17 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 		s.Conversation.Notice = h.sessions.PopString(c.UserContext(), sessBranchNotice)
 	}
 	return render(c, fiber.StatusOK, views.Chat(s))
+}
+
+// timeTravelAt reads time travel's ?at=, the number of the entry as the
+// screen counts it (from 1; paths.ChatAt), and returns its seq (nil: none).
+func timeTravelAt(c *fiber.Ctx) (*int64, error) {
+	n, err := apiQueryInt(c, "at", 1, math.MaxInt64, "a message's number: an integer of at least 1")
+	if err != nil || n == nil {
+		return nil, err
+	}
+	seq := *n - 1
+	return &seq, nil
 }
 
 // seqParam reads ?seq=, the message a search hit opens a conversation on.

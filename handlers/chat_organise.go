@@ -24,7 +24,7 @@ func (h *Handlers) chatPin(c *fiber.Ctx) error {
 	if ex, err = h.store.UpdateExchange(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Pinned: &pinned}); err != nil {
 		return err
 	}
-	h.publishHeader(ex)
+	h.publishRegroup(ex)
 	return done(c, chatBackTo(c, paths.Chat(ex.ID)), func() error {
 		side, err := h.chatSidebar(c)
 		if err != nil {
@@ -37,8 +37,9 @@ func (h *Handlers) chatPin(c *fiber.Ctx) error {
 // chatArchive archives a conversation (archived=1: out of the sidebar and
 // the search) or brings it back (archived=0; absent: the other way round).
 // Without JavaScript the browser goes back where it was; htmx removes the
-// item where it is (hx-swap="delete"), and the user's other tabs drop it
-// from their sidebars (publishHeader).
+// item where it is (hx-swap="delete"), and the user's tabs draw their
+// sidebars again (publishRegroup). One brought back (from the archive's
+// page, which has no live connection) comes with the sidebar, out of band.
 func (h *Handlers) chatArchive(c *fiber.Ctx) error {
 	ex, err := h.chatExchange(c)
 	if err != nil {
@@ -51,8 +52,17 @@ func (h *Handlers) chatArchive(c *fiber.Ctx) error {
 	if ex, err = h.store.UpdateExchange(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Archived: &archived}); err != nil {
 		return err
 	}
-	h.publishHeader(ex)
-	return done(c, chatBackTo(c, paths.Chat(ex.ID)), removed(c))
+	h.publishRegroup(ex)
+	if archived {
+		return done(c, chatBackTo(c, paths.Chat(ex.ID)), removed(c))
+	}
+	return done(c, chatBackTo(c, paths.Chat(ex.ID)), func() error {
+		side, err := h.screens.Sidebar(c.UserContext(), h.viewer(c), 0, nil) // nothing on screen there
+		if err != nil {
+			return err
+		}
+		return render(c, fiber.StatusOK, views.HistoryNavOOB(side))
+	})
 }
 
 // formToggle reads a form's 1/0 field; absent, it is the opposite of now.

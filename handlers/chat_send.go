@@ -112,16 +112,14 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (v
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live
 		s.Pending = &res.Query.ID
 	}
+	var msgs []models.Message
 	for _, m := range []*models.Message{res.Query, res.Reply} {
-		if m == nil {
-			continue
-		}
-		if e, ok := h.screens.Message(v, m); ok {
-			s.Messages = append(s.Messages, e)
+		if m != nil {
+			msgs = append(msgs, *m)
 		}
 	}
-	screens.WithControls(s.Messages, res.Exchange.ID)
-	return s, nil
+	s.Messages, _, err = h.screens.Tail(c.UserContext(), v, res.Exchange, msgs) // as the live tab and a reload show them
+	return s, err
 }
 
 // chatAfterSeq reads the composer's after_seq, the last seq its tab shows

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -331,6 +330,14 @@ func (s *liveSession) watch(req liveRequest) error {
 	if req.Since != nil {
 		since = *req.Since
 	}
+	// What the page shows, before the catch-up: entries new to it move
+	// the switchers it drew (SwitchPlaces).
+	for _, seq := range req.Switches {
+		if s.switches == nil {
+			s.switches = map[int64]views.BranchSwitch{}
+		}
+		s.switches[seq] = unknownSwitch
+	}
 	var u views.LiveUpdate
 	ex, err := s.catchUp(&u, req.ExchangeID, since)
 	if err != nil || ex == nil {
@@ -338,14 +345,6 @@ func (s *liveSession) watch(req liveRequest) error {
 	}
 	if err := s.shownItem(&u, ex); err != nil {
 		return err
-	}
-	for _, seq := range req.Switches {
-		if s.switches == nil {
-			s.switches = map[int64]views.BranchSwitch{}
-		}
-		if _, sent := s.switches[seq]; !sent {
-			s.switches[seq] = unknownSwitch
-		}
 	}
 	if err := s.send(u); err != nil {
 		return err
@@ -527,16 +526,15 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 		if !s.feed.take(m) {
 			continue
 		}
-		if s.feedPage != 0 {
-			fresh = append(fresh, *m)
-		} else if e, ok := s.h.screens.Message(s.viewer(), m); ok {
-			u.Entries = append(u.Entries, e)
-		}
+		fresh = append(fresh, *m)
 		if isReply(m) {
 			s.closeReply(u)
 		}
 	}
-	if len(fresh) > 0 {
+	if len(fresh) == 0 {
+		return nil
+	}
+	if s.feedPage != 0 {
 		p, err := s.h.store.Page(s.ctx, s.userID, s.feedPage)
 		if errors.Is(err, models.ErrNotFound) {
 			return nil // deleted with its chats
@@ -551,14 +549,28 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 		u.PageEntries = append(u.PageEntries, entries...)
 		return nil
 	}
-	if len(msgs) > 0 { // the error row that ended a failed turn offers Retry, as the chat screen's does
-		screens.OfferRetry(s.viewer(), u.Entries, ex, msgs[len(msgs)-1].ID)
+	if ex == nil {
+		var err error
+		if ex, err = s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID); err != nil {
+			return err
+		}
 	}
-	if ex == nil || ex.Scope == models.ScopeGeneral {
-		screens.WithControls(u.Entries, s.feed.exchangeID)
-		return s.forkEntry(u, ex)
+	if ex.Scope != models.ScopeGeneral { // a job's chat: its entries, without a general chat's controls
+		u.Entries = append(u.Entries, s.h.screens.Messages(s.viewer(), fresh)...)
+		return nil
 	}
-	return nil
+	// Built as the send answer and a reload build them (screens.Tail).
+	entries, places, err := s.h.screens.Tail(s.ctx, s.viewer(), ex, fresh)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		if e := &entries[i]; e.Branch.Shown() {
+			s.showSwitch(e.Seq, e.Branch)
+		}
+	}
+	u.Entries = append(u.Entries, entries...)
+	return s.moveSwitches(u, places)
 }
 
 // page adds the shown page's state as it is now: the editor's text,
@@ -597,6 +609,17 @@ func (h *Handlers) publishHeader(ex *models.Exchange) {
 		page = *ex.PageID
 	}
 	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex})
+}
+
+// publishRegroup tells the user's open tabs that an exchange changed its
+// place among the sidebar's lists (a pin, an archive): they draw the lists
+// again, as a reload would.
+func (h *Handlers) publishRegroup(ex *models.Exchange) {
+	var page int64
+	if ex.PageID != nil {
+		page = *ex.PageID
+	}
+	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex, Regroup: true})
 }
 
 // publishPage tells the user's open tabs that a page changed.
@@ -672,6 +695,9 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	if ex == nil {
 		return s.deleted(u, e, watched)
 	}
+	if e.Regroup && ex.Scope == models.ScopeGeneral && s.pageID == 0 {
+		return s.sidebar(u, watched, ex)
+	}
 	if ex.Archived { // out of the sidebar
 		u.Removed = e.ExchangeID
 		return nil
@@ -710,6 +736,25 @@ func (s *liveSession) turn(u *views.LiveUpdate, e agents.Event, watched bool) er
 	if watched {
 		s.turnState(u, ex)
 		s.rename(u, ex)
+	}
+	return nil
+}
+
+// sidebar draws the tab's sidebar lists again, after an exchange moved
+// among them (publishRegroup): one brought back from the archive has no
+// item to replace, and one pinned goes to another list. ex is its header.
+func (s *liveSession) sidebar(u *views.LiveUpdate, watched bool, ex *models.Exchange) error {
+	current := int64(0)
+	if s.feed != nil {
+		current = s.feed.exchangeID
+	}
+	side, err := s.h.screens.Sidebar(s.ctx, s.viewer(), current, nil)
+	if err != nil {
+		return err
+	}
+	u.Sidebar = &side
+	if watched {
+		s.turnState(u, ex)
 	}
 	return nil
 }
@@ -761,54 +806,37 @@ func (s *liveSession) deleted(u *views.LiveUpdate, e agents.Event, watched bool)
 	return nil
 }
 
-// forkEntry gives the switcher to a fork's own first entry when it comes
-// live (a regenerated reply): the screen left it to the entry.
-func (s *liveSession) forkEntry(u *views.LiveUpdate, ex *models.Exchange) error {
-	if ex == nil || ex.ForkedAtSeq == nil {
-		return nil
-	}
-	at := -1
-	for i := range u.Entries {
-		if e := &u.Entries[i]; e.HasSeq && e.Seq == *ex.ForkedAtSeq && !e.Branch.Shown() {
-			at = i
-		}
-	}
-	if at < 0 {
-		return nil
-	}
-	switches, err := s.h.screens.BranchSwitches(s.ctx, s.viewer(), s.feed.exchangeID)
+// branchSwitches sends the watched chat's switchers that changed since the
+// tab was sent one, after news of its family (a branch made or deleted).
+func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
+	ex, err := s.h.store.Exchange(s.ctx, s.userID, s.feed.exchangeID)
 	if err != nil {
 		return err
 	}
-	if changed := screens.PlaceSwitches(u.Entries[at:at+1], switches, -1); len(changed) > 0 {
-		if s.switches == nil {
-			s.switches = map[int64]views.BranchSwitch{}
-		}
-		s.switches[u.Entries[at].Seq] = u.Entries[at].Branch
+	places, err := s.h.screens.SwitchPlaces(s.ctx, s.viewer(), ex)
+	if err != nil {
+		return err
 	}
-	return nil
+	return s.moveSwitches(u, places)
 }
 
-// branchSwitches sends the watched chat's switchers that changed since the
-// tab was sent one (or, for the first time, each there is: the tab's own
-// may predate the branch), and takes away those it shows that are no more
-// (a branch was deleted). Only the switcher is swapped: an edit form open
-// on its entry, with what is typed in it, stays.
-func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
-	switches, err := s.h.screens.BranchSwitches(s.ctx, s.viewer(), s.feed.exchangeID)
-	if err != nil {
-		return err
-	}
+// moveSwitches sends the switchers of the entries the tab shows that
+// differ from places (by entry seq): new ones, changed ones (a switcher the
+// tab drew itself is replaced, the session not knowing which it is), and
+// none where the tab shows one that is no more (a branch was deleted, an
+// entry came after the log's end). Only the switcher is swapped: an edit
+// form open on its entry, with what is typed in it, stays.
+func (s *liveSession) moveSwitches(u *views.LiveUpdate, places map[int64]views.BranchSwitch) error {
 	var seqs []int64
 	changed := map[int64]views.BranchSwitch{}
-	for _, b := range switches {
-		if s.switches[b.Seq] != b {
-			seqs = append(seqs, b.Seq)
-			changed[b.Seq] = b
+	for seq, b := range places {
+		if s.switches[seq] != b {
+			seqs = append(seqs, seq)
+			changed[seq] = b
 		}
 	}
 	for seq, was := range s.switches {
-		if _, still := changed[seq]; !still && was.Count != 0 && !slices.ContainsFunc(switches, func(b views.BranchSwitch) bool { return b.Seq == seq }) {
+		if _, still := places[seq]; !still && was.Count != 0 {
 			seqs = append(seqs, seq)
 			changed[seq] = views.BranchSwitch{} // none any more
 		}
@@ -820,19 +848,24 @@ func (s *liveSession) branchSwitches(u *views.LiveUpdate) error {
 	if err != nil {
 		return err
 	}
-	if s.switches == nil {
-		s.switches = map[int64]views.BranchSwitch{}
-	}
 	for i := range msgs {
 		m := &msgs[i]
 		if !s.feed.sent[m.ID] && m.ID > s.feed.floor {
 			continue // not on the tab yet: it comes with its switcher
 		}
 		b := changed[*m.Seq]
-		s.switches[*m.Seq] = b
+		s.showSwitch(*m.Seq, b)
 		u.Switchers = append(u.Switchers, views.Switcher{MessageID: m.ID, Branch: b})
 	}
 	return nil
+}
+
+// showSwitch records the switcher the tab shows on its entry at seq.
+func (s *liveSession) showSwitch(seq int64, b views.BranchSwitch) {
+	if s.switches == nil {
+		s.switches = map[int64]views.BranchSwitch{}
+	}
+	s.switches[seq] = b
 }
 
 // unknownSwitch stands for a switcher the tab says it shows, as the page

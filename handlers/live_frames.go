@@ -49,7 +49,7 @@ type liveFrameKey struct {
 
 // liveFrameKeyOf returns u's key, or false when u is not one kept.
 func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
-	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone {
+	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone || u.Sidebar != nil {
 		return liveFrameKey{}, false
 	}
 	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, removed: u.Removed, moved: u.Moved}

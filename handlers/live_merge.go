@@ -16,7 +16,7 @@ import "palaver/views"
 func liveEmpty(u *views.LiveUpdate) bool {
 	return len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply &&
 		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone &&
-		u.Heading == nil
+		u.Heading == nil && u.Sidebar == nil
 }
 
 // mergeLive returns a followed by b as one update, or false when the two
@@ -25,7 +25,7 @@ func liveEmpty(u *views.LiveUpdate) bool {
 // as two, in order.
 func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 	if a.Adopted != 0 || b.Adopted != 0 || len(a.PageEntries) > 0 || len(b.PageEntries) > 0 || a.Page != nil || b.Page != nil ||
-		a.Gone || b.Gone {
+		a.Gone || b.Gone || a.Sidebar != nil || b.Sidebar != nil {
 		return a, false
 	}
 	m := a

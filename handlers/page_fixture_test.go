@@ -110,6 +110,16 @@ func pageApplied(doc *html.Node) []string {
 	return out
 }
 
+// pageRejected lists the element ids of the rejected proposals' notes.
+func pageRejected(doc *html.Node) []string {
+	var out []string
+	for _, n := range htmltest.ByTestID(doc, "proposal-rejected") {
+		id, _ := htmltest.Attr(n, "id")
+		out = append(out, id)
+	}
+	return out
+}
+
 // pageEditorText is the editor's text on a page.
 func pageEditorText(t *testing.T, doc *html.Node) string {
 	t.Helper()

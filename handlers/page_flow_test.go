@@ -172,7 +172,7 @@ func TestProposalPartialApply(t *testing.T) {
 	if len(cards) != 1 || !slices.Equal(cards[0].Sections, []string{"## Plan", "## Extra"}) || !slices.Equal(cards[0].Kinds, []string{"changed", "new"}) {
 		t.Fatalf("cards %+v", cards)
 	}
-	if !strings.Contains(cards[0].Text, "Apply (2)") || !strings.Contains(cards[0].Text, "2 sections") {
+	if !strings.Contains(cards[0].Text, "Accept (2)") || !strings.Contains(cards[0].Text, "2 sections") {
 		t.Fatalf("card text %s", cards[0].Text)
 	}
 	// Nothing checked: refused, nothing changes.
@@ -229,15 +229,17 @@ func TestProposalStaleAndReject(t *testing.T) {
 		t.Fatal("a stale accept changed something")
 	}
 
-	// Reject the stale card (htmx): it goes, and a reload does not bring it back.
+	// Reject the stale card (htmx): it turns into a short note that is no
+	// proposal card, and a reload does not bring the card back.
 	res = c.htmx(http.MethodPost, fmt.Sprintf("/pages/%d/proposals/%d/reject", id, full), url.Values{})
 	mustStatus(t, res, http.StatusOK)
-	if bodyOf(res) != "" {
-		t.Fatalf("reject answered %q", bodyOf(res))
+	want := fmt.Sprintf("proposal-%d", full)
+	if got := pageRejected(chatDoc(t, res)); !slices.Equal(got, []string{want}) {
+		t.Fatalf("reject answered the notes %v, want %s", got, want)
 	}
 	doc = c.pageEdit(t, id)
-	if len(pageCards(doc)) != 0 || len(pageApplied(doc)) != 0 {
-		t.Fatal("a dismissed proposal renders something")
+	if len(pageCards(doc)) != 0 || len(pageApplied(doc)) != 0 || !slices.Equal(pageRejected(doc), []string{want}) {
+		t.Fatalf("a dismissed proposal renders %d cards, %d applied notes, rejected notes %v", len(pageCards(doc)), len(pageApplied(doc)), pageRejected(doc))
 	}
 	if msgs := chatTranscript(doc); len(msgs) != 2 {
 		t.Fatalf("the message itself should stay: %+v", msgs)

@@ -124,8 +124,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	pages.Post("/:id/chat/clear", h.pageChatClear)
 	pages.Get("/:id/chat/:ex", h.pageChatOpen)
 	pages.Post("/:id/chat/:ex/delete", h.pageChatDelete)
-	pages.Post("/:id/proposals/:msg/accept", h.proposalAccept)
-	pages.Post("/:id/proposals/:msg/reject", h.proposalReject)
+	pages.Post("/:id/proposals/:msg/accept", h.proposalDecide(true))
+	pages.Post("/:id/proposals/:msg/reject", h.proposalDecide(false))
 
 	// Admin: every user's conversations (opening one is audited), the
 	// dashboard, accounts and housekeeping. Anyone but an administrator gets

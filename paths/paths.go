@@ -94,15 +94,20 @@ func message(messageID int64) string { return ChatHome + "/message/" + id(messag
 func ChatAtSeq(exchangeID, seq int64) string { return Chat(exchangeID) + "?seq=" + id(seq) }
 
 // ChatAt is a conversation as it was when its entry at seq was written
-// (time travel, read-only): /chat/{id}?at={seq}.
-func ChatAt(exchangeID, seq int64) string { return Chat(exchangeID) + "?at=" + id(seq) }
+// (time travel, read-only): /chat/{id}?at={n}, n the entry's number as the
+// screen counts it, from 1 (seq+1): the address and "message 10 of 10" say
+// the same. The JSON API's ?at= stays a seq.
+func ChatAt(exchangeID, seq int64) string { return Chat(exchangeID) + "?" + atParam(seq) }
+
+// atParam is time travel's point in an HTML address: the entry's number.
+func atParam(seq int64) string { return "at=" + id(seq+1) }
 
 // ChatBefore is a conversation opened on the window of entries before seq,
 // the older messages without JavaScript; at >= 0 keeps time travel's point.
 func ChatBefore(exchangeID, seq, at int64) string {
 	u := Chat(exchangeID) + "?before_seq=" + id(seq)
 	if at >= 0 {
-		u += "&at=" + id(at)
+		u += "&" + atParam(at)
 	}
 	return u
 }
@@ -121,7 +126,7 @@ func ChatMessages(exchangeID int64) string { return Chat(exchangeID) + "/message
 func ChatMessagesBefore(exchangeID, seq, at int64) string {
 	u := ChatMessages(exchangeID) + "?before_seq=" + id(seq)
 	if at >= 0 {
-		u += "&at=" + id(at)
+		u += "&" + atParam(at)
 	}
 	return u
 }

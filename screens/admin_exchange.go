@@ -95,11 +95,11 @@ func (s *Screens) adminLogEntries(msgs []models.Message, proposals map[int64]str
 	for i := range msgs {
 		m := &msgs[i]
 		e := views.AdminLogEntry{
-			ID: m.ID, Seq: "–", Role: m.Role,
+			ID: m.ID, Seq: "Error row", Role: m.Role, Who: adminWho(m.Role),
 			Time: AdminTime(m.CreatedAt), TimeFull: adminTimeFull(m.CreatedAt), Facts: adminFacts(m, proposals[m.ID]),
 		}
 		if m.Seq != nil {
-			e.Seq = "#" + strconv.FormatInt(*m.Seq, 10)
+			e.Seq = "Message " + strconv.FormatInt(*m.Seq+1, 10) // counted from 1, as the chat's time travel counts
 		}
 		if m.AgentType != nil {
 			e.Agent = *m.AgentType
@@ -114,6 +114,23 @@ func (s *Screens) adminLogEntries(msgs []models.Message, proposals map[int64]str
 		out = append(out, e)
 	}
 	return out
+}
+
+// adminWho is who wrote an entry, as the admin transcript says it.
+func adminWho(role string) string {
+	switch role {
+	case models.RoleUser:
+		return "The user"
+	case models.RoleAssistant:
+		return "Assistant"
+	case models.RoleToolCall:
+		return "Tool call"
+	case models.RoleToolResult:
+		return "Tool result"
+	case models.RoleError:
+		return "Error"
+	}
+	return role
 }
 
 // adminFacts lists what the admin view says about an entry beside its text.

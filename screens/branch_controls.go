@@ -25,22 +25,54 @@ func WithControls(entries []views.ChatMessage, exchangeID int64) {
 
 // WithBranches gives the entries of the user's exchange ex (a window of
 // its log) their controls and the switchers of the places where its
-// family's branches part. While a turn runs the entry it writes is on its
-// way: a switcher at its seq waits for it (it comes with the entry, live).
+// family's branches part, as SwitchPlaces places them.
 func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchange, entries []views.ChatMessage) error {
 	WithControls(entries, ex.ID)
-	switches, err := s.BranchSwitches(ctx, v, ex.ID)
-	if err != nil || len(switches) == 0 {
+	places, err := s.SwitchPlaces(ctx, v, ex)
+	if err != nil {
 		return err
 	}
-	last := int64(-1) // no switcher on the log's last entry
+	PlaceSwitches(entries, places)
+	return nil
+}
+
+// SwitchPlaces is where the switchers of the user's exchange ex stand, by
+// the seq of the entry that carries each: the seq where its family's
+// branches part, or, for branches that go on past this one's end, its last
+// entry. While a turn runs the entry it writes is on its way: a switcher at
+// its seq waits for it (it comes with the entry, live). The chat screen
+// and a live tab both place switchers by it, so that a tab shows what a
+// reload would.
+func (s *Screens) SwitchPlaces(ctx context.Context, v Viewer, ex *models.Exchange) (map[int64]views.BranchSwitch, error) {
+	switches, err := s.BranchSwitches(ctx, v, ex.ID)
+	if err != nil || len(switches) == 0 {
+		return nil, err
+	}
+	last := int64(-1) // no switcher past the log's end
 	if ex.TurnStatus != models.TurnRunning {
 		if last, err = s.store.LastSeq(ctx, v.UserID, ex.ID); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	PlaceSwitches(entries, switches, last)
-	return nil
+	return switchPlaces(switches, last), nil
+}
+
+// switchPlaces places switchers on a log whose last entry is at seq last
+// (-1: none past it): each at its seq, and those past the end on the last
+// entry when no switcher of its own stands there.
+func switchPlaces(switches []views.BranchSwitch, last int64) map[int64]views.BranchSwitch {
+	places := make(map[int64]views.BranchSwitch, len(switches))
+	for _, b := range switches {
+		if last < 0 || b.Seq <= last {
+			places[b.Seq] = b
+		}
+	}
+	for _, b := range switches {
+		if _, taken := places[last]; last >= 0 && b.Seq > last && !taken {
+			places[last] = b
+		}
+	}
+	return places
 }
 
 // BranchSwitches are the switchers of the user's exchange, by the seq
@@ -83,26 +115,15 @@ func (s *Screens) BranchSwitches(ctx context.Context, v Viewer, exchangeID int64
 	return out, nil
 }
 
-// PlaceSwitches puts each switcher on the entry at its seq. One past the
-// log's end (the other branches go on past this one's) goes on its last
-// entry, at seq last (-1: none), when entries hold it. It returns the
-// indexes of the entries it changed.
-func PlaceSwitches(entries []views.ChatMessage, switches []views.BranchSwitch, last int64) []int {
-	var changed []int
-	for _, b := range switches {
-		at := b.Seq
-		if b.Seq > last && last >= 0 {
-			at = last
-		}
-		for i := range entries {
-			if e := &entries[i]; e.HasSeq && e.Seq == at && (at == b.Seq || !e.Branch.Shown()) {
+// PlaceSwitches puts on each entry the switcher placed at its seq.
+func PlaceSwitches(entries []views.ChatMessage, places map[int64]views.BranchSwitch) {
+	for i := range entries {
+		if e := &entries[i]; e.HasSeq {
+			if b, ok := places[e.Seq]; ok {
 				e.Branch = b
-				changed = append(changed, i)
-				break
 			}
 		}
 	}
-	return changed
 }
 
 // familyHeads keeps, of one batch of a sidebar list, one exchange per

@@ -2,7 +2,7 @@ package screens
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +29,7 @@ func (s *Screens) Branches(ctx context.Context, v Viewer, id int64) (views.Branc
 	for i := range family {
 		b := &family[i]
 		n := &views.BranchNode{ID: b.ID, Title: ChatTitle(&b.Exchange), URL: paths.Chat(b.ID), Current: b.ID == id,
-			Parts: b.Parts, Length: b.Length, Turns: b.TurnCount}
+			Number: i + 1, Parts: b.Parts, Length: b.Length, Turns: b.TurnCount}
 		n.When, n.WhenFull = when(b.UpdatedAt, now)
 		if b.First != nil {
 			n.Role, n.Excerpt = roleName(b.First.Role), excerpt(b.First.Content)
@@ -64,6 +64,26 @@ const (
 	sharedShown  = 6
 )
 
+// BranchesRefused is the tree shown again for a compare form that did not
+// tick two branches: those it ticked stay ticked, and why sits beside the
+// button.
+func (s *Screens) BranchesRefused(ctx context.Context, v Viewer, id int64, picked []int64, why string) (views.BranchesScreen, error) {
+	out, err := s.Branches(ctx, v, id)
+	if err != nil {
+		return out, err
+	}
+	var pick func(n *views.BranchNode)
+	pick = func(n *views.BranchNode) {
+		n.Picked = slices.Contains(picked, n.ID)
+		for i := range n.Children {
+			pick(&n.Children[i])
+		}
+	}
+	pick(&out.Root)
+	out.Error = why
+	return out, nil
+}
+
 // Compare builds /chat/{a}/compare/{b}: two of the user's general
 // exchanges of one family side by side from where they part. Exchanges of
 // two families, or another user's: models.ErrNotFound.
@@ -76,6 +96,13 @@ func (s *Screens) Compare(ctx context.Context, v Viewer, a, b int64) (views.Comp
 	p, err := s.store.Parting(ctx, v.UserID, a, b)
 	if err != nil {
 		return views.CompareScreen{}, err
+	}
+	family, err := s.store.FamilyBranches(ctx, v.UserID, a)
+	if err != nil {
+		return views.CompareScreen{}, err
+	}
+	number := func(id int64) int { // as the tree numbers them, root first
+		return slices.IndexFunc(family, func(b models.Branch) bool { return b.ID == id }) + 1
 	}
 	out := views.CompareScreen{Base: v.base("Compare branches", "chat"), Tree: paths.ChatBranches(a), Shared: p.Common}
 	if p.Common > 0 {
@@ -94,7 +121,7 @@ func (s *Screens) Compare(ctx context.Context, v Viewer, a, b int64) (views.Comp
 		if err != nil {
 			return out, err
 		}
-		*side = views.CompareSide{ID: br.ID, Title: fmt.Sprintf("%s (#%d)", ChatTitle(&br.Exchange), br.ID), URL: paths.Chat(br.ID),
+		*side = views.CompareSide{ID: br.ID, Title: ChatTitle(&br.Exchange), Number: number(br.ID), URL: paths.Chat(br.ID),
 			Length: br.Length, Messages: readOnly(s.Messages(v, msgs))}
 		if _, last := seqSpan(msgs); last >= 0 {
 			side.More = br.Length - 1 - last

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"palaver/agents"
@@ -187,12 +188,26 @@ func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, curs
 	return list, nil
 }
 
+// AgentName is an agent as a person knows it: nothing for the default
+// one (the router, which answers any chat), else its name.
+func AgentName(agentType string) string {
+	switch agentType {
+	case "", agents.AgentAuto, agents.AgentRouter:
+		return ""
+	case agents.AgentPageAssistant:
+		return "Page assistant"
+	case agents.AgentSearch:
+		return "Search"
+	}
+	return strings.ReplaceAll(agentType, "_", " ")
+}
+
 // HistoryItem maps an exchange to its sidebar item, with its group header.
 func HistoryItem(v Viewer, ex *models.Exchange, current int64, now time.Time) views.HistoryItem {
 	it := views.HistoryItem{
 		ID:         ex.ID,
 		Title:      ChatTitle(ex),
-		AgentType:  ex.AgentType,
+		AgentType:  AgentName(ex.AgentType),
 		Turns:      ex.TurnCount,
 		Current:    ex.ID == current,
 		Group:      views.HistoryGroup(ex.UpdatedAt, now),
@@ -244,7 +259,8 @@ func (s *Screens) Messages(v Viewer, msgs []models.Message) []views.ChatMessage 
 // Message maps one log entry, and says whether the transcript shows it.
 func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool) {
 	at := m.CreatedAt.Local()
-	e := views.ChatMessage{ID: m.ID, Role: m.Role, Time: at.Format("15:04"), TimeFull: at.Format(time.RFC3339)}
+	e := views.ChatMessage{ID: m.ID, Role: m.Role, TimeFull: at.Format(time.RFC3339)}
+	e.Time, e.TimeSays = views.MessageTime(at, time.Now())
 	if m.Seq != nil {
 		e.Seq, e.HasSeq = *m.Seq, true
 	}

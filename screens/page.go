@@ -170,8 +170,8 @@ func (s *Screens) PageExchange(ctx context.Context, userID int64, p *models.Page
 }
 
 // PageEntries maps a page chat's log to transcript entries, each proposal
-// with its card against the page as it is now: applied ones as a note,
-// dismissed ones (in the session, or rejected for good) with none.
+// with its card against the page as it is now: applied ones and dismissed
+// ones (in the session, or rejected for good) as a short note.
 func (s *Screens) PageEntries(ctx context.Context, v Viewer, p *models.Page, msgs []models.Message,
 	dismissed map[int64]bool) ([]views.PageEntry, error) {
 	var ids []int64
@@ -192,7 +192,11 @@ func (s *Screens) PageEntries(ctx context.Context, v Viewer, p *models.Page, msg
 			continue
 		}
 		e := views.PageEntry{Message: chat}
-		if m.EditMode != nil && !dismissed[m.ID] && !rejected[m.ID] {
+		switch {
+		case m.EditMode == nil:
+		case !applied[m.ID] && (dismissed[m.ID] || rejected[m.ID]):
+			e.Proposal = &views.ProposalCard{PageID: p.ID, MessageID: m.ID, Rejected: true}
+		default:
 			e.Proposal = ProposalCard(v, p, m, applied[m.ID])
 		}
 		out = append(out, e)

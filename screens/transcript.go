@@ -180,3 +180,23 @@ func (s *Screens) TranscriptMore(ctx context.Context, v Viewer, id int64, before
 	}
 	return out, nil
 }
+
+// Tail maps entries new at the end of the user's general chat ex (the
+// send answer's, a live tab's) as the chat screen maps its window: a
+// failed turn's error row offers Retry, every entry its controls, and the
+// switchers stand where SwitchPlaces puts them, which it returns for the
+// entries the tab already shows. Both paths call it, so that a tab shows
+// what a reload would.
+func (s *Screens) Tail(ctx context.Context, v Viewer, ex *models.Exchange, msgs []models.Message) ([]views.ChatMessage, map[int64]views.BranchSwitch, error) {
+	entries := s.Messages(v, msgs)
+	if len(msgs) > 0 {
+		OfferRetry(v, entries, ex, msgs[len(msgs)-1].ID)
+	}
+	WithControls(entries, ex.ID)
+	places, err := s.SwitchPlaces(ctx, v, ex)
+	if err != nil {
+		return nil, nil, err
+	}
+	PlaceSwitches(entries, places)
+	return entries, places, nil
+}

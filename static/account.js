@@ -11,45 +11,59 @@
 
 (function () {
   const EXCHANGE_LINE = '{"type":"exchange"'; // how an exchange's line begins
+  // An exchange's fields before its messages say whether it is a branch
+  // (a fork) of another. Inside a JSON string a quote is escaped, so these
+  // keys cannot be mistaken for text of a title.
+  const FORK_KEY = '"forked_from":{';
+  const MESSAGES_KEY = '"messages":';
+  const HEAD_MAX = 64 << 10; // an exchange's fields before its messages fit in this
 
-  // lineCounter counts, over the chunks of a stream, the lines that
-  // begin as an exchange's; only the start of each line is looked at.
+  // lineCounter counts, over the chunks of a stream, the exchanges (every
+  // branch) and the conversations (those that are no fork of another, as
+  // the sidebar shows one item per family); only the start of each line
+  // is looked at.
   function lineCounter() {
-    let start = null; // the start of the current line, until it is long enough to tell
-    let n = 0;
+    let head = null; // the start of the current line while it is read; null: skipping to the next line
+    let branches = 0;
+    let roots = 0;
+    const decide = () => {
+      // The head is long enough to tell: an exchange's, up to its messages.
+      if (!head.startsWith(EXCHANGE_LINE)) return true;
+      const end = head.indexOf(MESSAGES_KEY);
+      if (end < 0 && head.length < HEAD_MAX) return false;
+      branches++;
+      if (!head.slice(0, end < 0 ? head.length : end).includes(FORK_KEY)) roots++;
+      return true;
+    };
     return {
       scan(text) {
         let i = 0;
         while (i < text.length) {
-          if (start === null) {
-            const nl = text.indexOf("\n", i);
-            if (nl < 0) return;
-            i = nl + 1;
-            start = "";
-            continue;
+          const nl = text.indexOf("\n", i);
+          const piece = text.slice(i, nl < 0 ? text.length : nl);
+          if (head !== null) {
+            head += piece;
+            if ((head.length >= EXCHANGE_LINE.length || nl >= 0) && decide()) head = null;
           }
-          const piece = text.slice(i, i + EXCHANGE_LINE.length - start.length);
-          const nl = piece.indexOf("\n");
-          if (nl >= 0) {
-            i += nl + 1;
-            start = "";
-            continue;
-          }
-          start += piece;
-          i += piece.length;
-          if (start.length === EXCHANGE_LINE.length) {
-            if (start === EXCHANGE_LINE) n++;
-            start = null;
-          }
+          if (nl < 0) return;
+          head = ""; // the next line
+
+          i = nl + 1;
         }
       },
-      get count() {
-        return n;
+      get branches() {
+        return branches;
+      },
+      get conversations() {
+        return roots;
       },
     };
   }
 
-  const conversations = (n) => n + (n === 1 ? " conversation" : " conversations");
+  const plural = (n, one, many) => n + " " + (n === 1 ? one : many);
+  // "6 conversations (11 branches)": the sidebar shows a family once.
+  const conversations = (c) => plural(c.conversations, "conversation", "conversations") +
+    (c.branches > c.conversations ? " (" + plural(c.branches, "branch", "branches") + ")" : "");
 
   async function exportWithProgress(link, status) {
     status.hidden = false;
@@ -67,7 +81,7 @@
         if (done) break;
         chunks.push(value);
         counter.scan(decoder.decode(value, { stream: true }));
-        status.textContent = "Exporting… " + conversations(counter.count) + " written so far.";
+        status.textContent = "Exporting… " + conversations(counter) + " written so far.";
       }
       const url = URL.createObjectURL(new Blob(chunks, { type: "application/x-ndjson" }));
       const a = document.createElement("a");
@@ -77,7 +91,7 @@
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 60000);
-      status.textContent = "Done: " + conversations(counter.count) + " exported.";
+      status.textContent = "Done: " + conversations(counter) + " exported.";
       status.setAttribute("data-done", "true");
     } catch (err) {
       status.textContent = "The export failed (" + err.message + "). Try again.";

@@ -243,7 +243,7 @@
 
 // ---------------------------------------------------------------------------
 // Pages: the editor and the proposal cards of its chat panel. Everything
-// works without this; it adds All / None and the live "Apply (k)" count to
+// works without this; it adds All / None and the live "Accept (k)" count to
 // section patches, keeps track of unsaved edits (a note, a warning before
 // leaving, a question before a restore or an accepted proposal replaces
 // them) and saves on Ctrl+S / Cmd+S.
@@ -256,7 +256,7 @@
   const changed = (f) => !!f && f.value !== f.defaultValue;
   const dirty = () => changed(editor()) || changed(titleField());
 
-  // Section patches: the Apply button counts the checked sections and is off
+  // Section patches: the Accept button counts the checked sections and is off
   // when none is (a stale card stays off whatever is checked).
   function refreshCard(form) {
     const card = form.closest(CARD);
@@ -984,4 +984,35 @@
     const range = e.target instanceof Element && e.target.closest("form[data-time-travel-range] input[type=range]");
     if (range) range.form.requestSubmit();
   });
+})();
+
+// ---------------------------------------------------------------------------
+// Branches: the tree's Compare button is on once exactly two branches are
+// ticked, and says what it waits for. Without this, the server answers a
+// wrong count with the tree and the same words inline.
+(function () {
+  const FORM = "form[data-compare-form]";
+
+  function refresh(form) {
+    const n = form.querySelectorAll("input[name=branch]:checked").length;
+    const button = form.querySelector("[data-testid=branches-compare]");
+    const hint = form.querySelector("[data-compare-hint]");
+    if (button) button.disabled = n !== 2;
+    if (hint) {
+      hint.hidden = n === 2;
+      hint.textContent = n > 2 ? "Tick only two branches to compare them." : "Tick two branches to compare them.";
+    }
+  }
+
+  function init(root) {
+    if (!(root instanceof Element || root instanceof Document)) return;
+    root.querySelectorAll(FORM).forEach(refresh);
+  }
+
+  document.addEventListener("change", (e) => {
+    const form = e.target instanceof Element && e.target.closest(FORM);
+    if (form) refresh(form);
+  });
+  document.addEventListener("htmx:load", (e) => init(e.detail.elt));
+  init(document);
 })();

@@ -14,7 +14,8 @@ type AccountScreen struct {
 	DeleteError   string
 	MinPassword   int
 	Imported      *AccountImported // what the import form just stored
-	ImportError   string           // why the import form's file was refused
+	ImportError   string           // why the import form's file was refused, in a person's words
+	ImportDetail  string           // what the reader found wrong, shown folded
 }
 
 // AccountImported is what an import stored, and what it skipped as there

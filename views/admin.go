@@ -199,8 +199,9 @@ type AdminSubRun struct {
 // component for the conversation's own rows, a tool block for tool rows.
 type AdminLogEntry struct {
 	ID       int64
-	Seq      string // "#3", or "–" for error rows
+	Seq      string // "Message 4" (seq 3), or "Error row"
 	Role     string
+	Who      string // the role in a person's words
 	Agent    string
 	Time     string
 	TimeFull string

@@ -38,6 +38,9 @@ type BranchesScreen struct {
 	Root    BranchNode
 	Count   int    // branches in the family
 	Compare string // the compare form's action (GET, two ?branch=)
+	// Error says why the form's ticks were refused (not two branches), on
+	// the tree shown again with them ticked.
+	Error string
 }
 
 // BranchNode is one branch of the tree and the branches forked from it.
@@ -47,6 +50,8 @@ type BranchNode struct {
 	URL     string
 	Current bool // the conversation the tree was opened from
 	Root    bool
+	Number  int  // its place in the family, root first: "branch 2"
+	Picked  bool // ticked to compare
 	// Parts is the seq of its first entry that the branch it was forked
 	// from does not share; Excerpt (by Role) is that entry, "" when the
 	// branch has nothing there yet.
@@ -77,6 +82,7 @@ type CompareScreen struct {
 type CompareSide struct {
 	ID       int64
 	Title    string
+	Number   int // its place in the family, as the tree numbers it
 	URL      string
 	Length   int64
 	Messages []ChatMessage

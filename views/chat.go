@@ -58,8 +58,9 @@ type ChatMessage struct {
 	Role     string
 	Text     string       // user and error text, shown as typed (escaped)
 	HTML     string       // assistant replies: rendered and sanitised Markdown
-	Time     string       // "15:04", beside the message
-	TimeFull string       // for the tooltip and datetime attribute (RFC 3339)
+	Time     string       // "15:04", "Yesterday 15:04", "20 Oct 15:04" (MessageTime), beside the message
+	TimeFull string       // the datetime attribute (RFC 3339)
+	TimeSays string       // the tooltip: the full date and time
 	Feedback FeedbackView // assistant replies: the rating control, when Shown
 	Retry    RetryView    // on the error row that ended a failed turn, when Shown
 	Detail   string       // tool entries: the call's arguments or the result, as JSON
@@ -187,7 +188,7 @@ type HistoryList struct {
 type HistoryItem struct {
 	ID        int64
 	Title     string // "Untitled" when it has none
-	AgentType string
+	AgentType string // the agent's name, "" for the default one
 	When      string // "5 min ago"
 	WhenFull  string // RFC 3339, for datetime and the tooltip
 	Turns     int64
@@ -358,3 +359,9 @@ func (h ChatHeading) Name() string {
 
 // DocumentTitle is the browser tab's title for the heading.
 func (h ChatHeading) DocumentTitle() string { return h.Name() + " · Palaver" }
+
+// What clearing the chat history keeps, and the question that asks first.
+const (
+	ClearAllKept     = "The chats beside your pages are kept."
+	ClearAllQuestion = "Delete all your conversations? " + ClearAllKept + " This cannot be undone."
+)

@@ -85,6 +85,25 @@ func RelativeTime(t, now time.Time) string {
 	}
 }
 
+// MessageTime says when a message was written, as the transcript shows
+// it: the time for one of today ("14:02"), "Yesterday 14:02", then the
+// date ("20 Oct 02:22", with the year when it is not this one's); and the
+// full date and time for its tooltip.
+func MessageTime(t, now time.Time) (short, full string) {
+	t = t.In(now.Location())
+	full = t.Format("Monday 2 January 2006, 15:04:05 MST")
+	switch days := daysBefore(t, now); {
+	case days <= 0:
+		return t.Format("15:04"), full
+	case days == 1:
+		return "Yesterday " + t.Format("15:04"), full
+	case t.Year() == now.Year():
+		return t.Format("2 Jan 15:04"), full
+	default:
+		return t.Format("2 Jan 2006 15:04"), full
+	}
+}
+
 // Plural is "1 turn", "3 turns".
 func Plural(n int64, one, many string) string {
 	if n == 1 {

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +43,29 @@ func TestPlural(t *testing.T) {
 	}
 	if got := Plural(0, "turn", "turns"); got != "0 turns" {
 		t.Fatal(got)
+	}
+}
+
+// A message's time says its date once it is not from today.
+func TestMessageTime(t *testing.T) {
+	loc := time.FixedZone("CET", 3600)
+	now := time.Date(2026, 12, 4, 9, 30, 0, 0, loc)
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 12, 4, 0, 5, 0, 0, loc), "00:05"},
+		{time.Date(2026, 12, 3, 14, 2, 0, 0, loc), "Yesterday 14:02"},
+		{time.Date(2026, 10, 20, 2, 22, 0, 0, loc), "20 Oct 02:22"},
+		{time.Date(2025, 10, 20, 2, 22, 0, 0, loc), "20 Oct 2025 02:22"},
+		{time.Date(2026, 12, 3, 23, 30, 0, 0, time.UTC), "00:30"}, // today, where now is
+	} {
+		short, full := MessageTime(tc.at, now)
+		if short != tc.want {
+			t.Errorf("%s: %q, want %q", tc.at, short, tc.want)
+		}
+		if !strings.Contains(full, tc.at.In(loc).Format("2 January 2006, 15:04:05")) {
+			t.Errorf("%s: the tooltip says %q", tc.at, full)
+		}
 	}
 }

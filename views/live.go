@@ -59,6 +59,9 @@ type LiveUpdate struct {
 	History *HistoryItem
 	Moved   bool
 	Removed int64 // a deleted exchange whose sidebar item goes (after History)
+	// Sidebar, when set, is the tab's sidebar lists drawn again (an
+	// exchange moved among them: pinned, archived, brought back).
+	Sidebar *Sidebar
 	// Gone says the conversation the tab shows was deleted (in another tab,
 	// or through the API): the composer says so, and sends to a new chat.
 	Gone bool

@@ -96,13 +96,14 @@ type PageEntry struct {
 }
 
 // ProposalCard is a proposed page edit under its message: actionable, or a
-// short note once applied.
+// short note once applied (accepted) or rejected.
 type ProposalCard struct {
 	PageID    int64
 	MessageID int64
 	Mode      string // "full_replacement" or "section_patch"
 	Reasoning string
 	Applied   bool
+	Rejected  bool // dismissed: a note that is no proposal card
 	Stale     bool // the page changed since: accepting is refused
 	Diff      Diff // a full replacement's
 	Sections  []SectionBlock
@@ -140,7 +141,7 @@ const StaleReason = "The page changed since this was proposed"
 
 func proposalID(messageID int64) string { return "proposal-" + itoa64(messageID) }
 
-// ApplyCount is how many sections an Apply button applies at first: all.
+// ApplyCount is how many sections the Accept button applies at first: all.
 func (c ProposalCard) ApplyCount() int { return len(c.Sections) }
 
 func boolString(b bool) string {

@@ -51,8 +51,8 @@ func TestProposalCardSections(t *testing.T) {
 		t.Fatal("a heading became markup")
 	}
 	accept := htmltest.One(t, doc, "proposal-accept")
-	if _, ok := htmltest.Attr(accept, "disabled"); ok || htmltest.Text(accept) != "Apply (3)" {
-		t.Fatalf("apply button %q", htmltest.Text(accept))
+	if _, ok := htmltest.Attr(accept, "disabled"); ok || htmltest.Text(accept) != "Accept (3)" {
+		t.Fatalf("accept button %q", htmltest.Text(accept))
 	}
 	// The checkboxes, the pick marker and the CSRF token post with the accept form.
 	form := htmltest.ByTag(doc, "form")[0]
