@@ -470,12 +470,31 @@
   // Before htmx swaps a message from the socket: leave out the parts that
   // target nothing on this page (another screen, a cell the tab has not
   // got) and the appended elements the tab has already.
+  // The parts of one message swap one after the other: a part can take
+  // away what a later one targets (the family's sidebar item replaced by
+  // its heir's before the deleted branch's item goes). gone holds the ids
+  // the earlier parts remove, so that a later part counts them as missing.
+  function idsIn(nodes) {
+    const ids = new Set();
+    nodes.forEach((n) => {
+      if (n.id) ids.add(n.id);
+      n.querySelectorAll("[id]").forEach((d) => ids.add(d.id));
+    });
+    return ids;
+  }
+  function removes(gone, targets, incoming) {
+    const kept = idsIn(incoming);
+    idsIn(targets).forEach((id) => { if (!kept.has(id)) gone.add(id); });
+  }
+
   htmx.defineExtension("live", {
     transformResponse: function (text) {
       const tpl = document.createElement("template");
       tpl.innerHTML = text;
       pageText(tpl);
       const deleted = new Set(); // ids this message removes before it appends
+      const gone = new Set(); // ids an earlier part of this message takes away
+      const onPage = (sel) => Array.from(document.querySelectorAll(sel)).filter((t) => !(t.id && gone.has(t.id)));
       Array.from(tpl.content.children).forEach((el) => {
         const oob = el.getAttribute("hx-swap-oob") || "true";
         const colon = oob.indexOf(":");
@@ -484,18 +503,21 @@
         if (style === "delete") {
           // By id, or every element a selector matches (a family's
           // sidebar item, whichever branch it shows).
-          const gone = colon > 0 ? Array.from(document.querySelectorAll(selector)) :
-            el.id && document.getElementById(el.id) ? [document.getElementById(el.id)] : [];
-          if (gone.length === 0) el.remove();
-          gone.forEach((g) => { if (g.id) deleted.add(g.id); });
+          const targets = selector ? onPage(selector) : [];
+          if (targets.length === 0) el.remove();
+          targets.forEach((g) => { if (g.id) deleted.add(g.id); });
+          removes(gone, targets, []);
           return;
         }
         const earlier = selector ? tpl.content.querySelector(selector) : null; // made by this message
-        const target = selector && (document.querySelector(selector) || (earlier && !el.contains(earlier) ? earlier : null));
+        const targets = selector ? onPage(selector) : [];
+        const target = targets[0] || (earlier && !el.contains(earlier) ? earlier : null);
         if (!target) {
           el.remove();
           return;
         }
+        if (style === "true" || style === "outerHTML") removes(gone, targets, [el]);
+        else if (style === "innerHTML") removes(gone, targets.flatMap((t) => Array.from(t.children)), Array.from(el.children));
         if (style === "beforeend" && APPEND_ONCE.includes(selector)) {
           Array.from(el.children).forEach((child) => {
             if (child.id && !deleted.has(child.id) && document.getElementById(child.id)) child.remove();
