@@ -55,7 +55,7 @@ func Search(p SearchScreen) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = iconSearch("h-5 w-5 text-slate-400").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = iconSearch("h-5 w-5 text-slate-500").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -150,7 +150,7 @@ func Archived(p ArchivedScreen) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = iconArchive("h-5 w-5 text-slate-400").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = iconArchive("h-5 w-5 text-slate-500").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -182,7 +182,7 @@ func Archived(p ArchivedScreen) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(p.Archived.Items) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<li class=\"px-3 py-6 text-center text-sm text-slate-400\" data-testid=\"archived-empty\">Nothing archived.</li>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<li class=\"px-3 py-6 text-center text-sm text-slate-500\" data-testid=\"archived-empty\">Nothing archived.</li>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
