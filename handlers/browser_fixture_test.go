@@ -97,6 +97,10 @@ func TestBrowser(t *testing.T) {
 		{"BranchCollision", browserBranchCollision},
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
 		{"BranchLive", browserBranchLive},
+		{"Contrast", browserContrastTour},
+		{"PhoneTargets", browserPhoneTargets},
+		{"Keyboard", browserKeyboard},
+		{"Confirmations", browserConfirmations},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
@@ -597,6 +601,31 @@ func (tab *browserTab) asked() []string {
 	tab.mu.Lock()
 	defer tab.mu.Unlock()
 	return append([]string(nil), tab.dialogs...)
+}
+
+// openMenu opens the actions menu of a history item (a person's click on
+// its "…" button) and waits for it.
+func (tab *browserTab) openMenu(item string) {
+	tab.s.t.Helper()
+	tab.click(item + " [data-testid=row-menu]")
+	tab.waitFor("the menu of "+item, fmt.Sprintf(`document.querySelector(%s).open`, browserQuote(item+" details[data-menu]")))
+}
+
+// confirmDialog answers the confirmation dialog (app.js) as a person who
+// reads it and confirms: it waits for the dialog, checks that the focus
+// is not on its destructive button, clicks that button, and returns what
+// the dialog said (its heading and message).
+func (tab *browserTab) confirmDialog() string {
+	tab.s.t.Helper()
+	const dialog = "dialog[open][data-testid=confirm-dialog]"
+	tab.waitVisible(dialog + " [data-testid=confirm]")
+	if browserEval[bool](tab, `document.activeElement && document.activeElement.matches("[data-testid=confirm]")`) {
+		tab.s.fatalf("%s: the confirmation starts with the focus on its destructive button", tab.name)
+	}
+	said := tab.text(dialog)
+	tab.click(dialog + " [data-testid=confirm]")
+	tab.waitFor("the confirmation closed", "!document.querySelector("+browserQuote(dialog)+")")
+	return said
 }
 
 // jsq quotes a Go value for a JavaScript expression.
