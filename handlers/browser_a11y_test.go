@@ -120,8 +120,7 @@ func browserContrastTour(t *testing.T, root context.Context) {
 	w.send("second question")
 	// A second branch at the last reply: the switcher shows.
 	w.click(browserAssistantMsg + ":last-of-type [data-testid=regenerate]")
-	w.waitFor("the switcher", browserCount("#transcript [data-testid=branch-switch]")+" > 0")
-	w.waitFor("the regenerated reply", browserCount(browserAssistantMsg)+" >= 2")
+	w.waitFor("the new branch, its switcher at 2 / 2", browserCount("#transcript [data-testid=branch-prev]")+" > 0")
 	ex := w.exchangeID()
 	var fails []string
 	chat := []string{"#transcript time", "[data-testid=edit-message]", "[data-testid=regenerate]", "[data-testid=branch-switch]",
@@ -209,8 +208,7 @@ func browserPhoneTargets(t *testing.T, root context.Context) {
 	const long = "A rather long question about the ferry timetable to the northern islands"
 	w.send(long)
 	w.click(browserAssistantMsg + " [data-testid=regenerate]")
-	w.waitFor("the switcher", browserCount("#transcript [data-testid=branch-switch]")+" > 0")
-	w.waitFor("the regenerated reply", browserCount(browserAssistantMsg)+" >= 1")
+	w.waitFor("the new branch, its switcher at 2 / 2", browserCount("#transcript [data-testid=branch-prev]")+" > 0")
 
 	transcript := []string{"[data-testid=edit-message]", "[data-testid=regenerate]", "[data-testid=branch-prev]", "[data-testid=branch-next]",
 		"[data-testid=feedback-up]", "[data-testid=feedback-down]", "[data-testid=feedback-comment-toggle]", "[data-testid=chat-menu]",

@@ -1706,14 +1706,14 @@ func archiveControl(it HistoryItem) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if it.Archived {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 135, "<input type=\"hidden\" name=\"archived\" value=\"0\"> <button type=\"submit\" class=\"menu-item\" aria-label=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 135, "<input type=\"hidden\" name=\"archived\" value=\"0\"> <button type=\"submit\" class=\"menu-item\" title=\"Unarchive\" aria-label=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var85 string
 			templ_7745c5c3_Var85, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Unarchive “" + it.Title + "”").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_history.templ`, Line: 370, Col: 90}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_history.templ`, Line: 370, Col: 108}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var85)
 			if templ_7745c5c3_Err != nil {
@@ -1732,14 +1732,14 @@ func archiveControl(it HistoryItem) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<input type=\"hidden\" name=\"archived\" value=\"1\"> <button type=\"submit\" class=\"menu-item\" aria-label=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 138, "<input type=\"hidden\" name=\"archived\" value=\"1\"> <button type=\"submit\" class=\"menu-item\" title=\"Archive\" aria-label=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var86 string
 			templ_7745c5c3_Var86, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Archive “" + it.Title + "”").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_history.templ`, Line: 376, Col: 88}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_history.templ`, Line: 376, Col: 104}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var86)
 			if templ_7745c5c3_Err != nil {
