@@ -243,6 +243,7 @@ func browserPhoneTargets(t *testing.T, root context.Context) {
 		s.fatalf("at 390 px a history item's title is %.0f px wide, want at least 220 (the drawer's width less its menu button)", title)
 	}
 	w.openMenu("#conversations [data-testid=history-item]")
+	w.shot("drawer-menu-390")
 	small = append(small, browserEval[[]string](w, browserTargetSizes+`(["#conversations details[open] [data-menu-item]"])`)...)
 	if len(small) > 0 {
 		s.fatalf("at 390 px these touch targets are under 44 px:\n  %s", strings.Join(small, "\n  "))
@@ -254,6 +255,7 @@ func browserPhoneTargets(t *testing.T, root context.Context) {
 		sel := map[string]string{"/admin/exchanges": "[data-testid=admin-exchanges]", "/admin/users": "[data-testid=admin-users]"}[p]
 		got := browserEval[[]float64](w, fmt.Sprintf(`(() => { const t = document.querySelector(%s);
 			return [t.getBoundingClientRect().width, t.parentElement.clientWidth, t.parentElement.scrollWidth, document.documentElement.scrollWidth] })()`, browserQuote(sel)))
+		w.shot("admin-390" + strings.ReplaceAll(p, "/", "-"))
 		if got[0] < 700 || got[2] <= got[1] || got[3] > 390 {
 			s.fatalf("%s at 390 px: the table is %.0f px in a frame of %.0f (scrolling %.0f), the page %.0f px wide; want a table of 44rem scrolling in its frame",
 				p, got[0], got[1], got[2], got[3])
@@ -439,6 +441,7 @@ func browserConfirmations(t *testing.T, root context.Context) {
 	if got := w.focused(); got != "button[data-testid=confirm-cancel]" {
 		s.fatalf("the clear's confirmation starts on %q, want Cancel", got)
 	}
+	w.shot("dialog-1280")
 	if got := w.text("dialog[open] h2"); got != "Delete all your conversations?" {
 		s.fatalf("the dialog's heading is %q", got)
 	}
@@ -460,6 +463,7 @@ func browserConfirmations(t *testing.T, root context.Context) {
 	w.click("[data-testid=revisions-toggle]")
 	w.click("[data-testid=revision-compare-toggle]")
 	w.waitFor("the revision's diff", browserHasText("[data-testid=revision-diff]", "-Go south.")+" && "+browserHasText("[data-testid=revision-diff]", "+Go north."))
+	w.shot("revision-diff-1280")
 
 	// Without JavaScript: the confirmation page, Cancel first.
 	n := s.window("rae-nojs")
@@ -471,6 +475,7 @@ func browserConfirmations(t *testing.T, root context.Context) {
 	n.click(browserHistoryItem + " [data-testid=row-menu]")
 	n.clickToLoad(browserHistoryItem + " [data-testid=delete-exchange]")
 	n.waitVisible("[data-testid=confirm]")
+	n.shot("confirm-page-nojs")
 	if got := n.focused(); got != "a[data-testid=confirm-cancel]" {
 		s.fatalf("without JavaScript the delete's confirmation starts on %q, want Cancel", got)
 	}

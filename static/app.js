@@ -400,7 +400,9 @@
     const parts = split(q);
     const heading = (elt.dataset && elt.dataset.confirmHeading) || parts.heading;
     const message = elt.dataset && elt.dataset.confirmHeading ? q : parts.message;
-    const confirm = (elt.dataset && elt.dataset.confirmLabel) || heading.split(/\s+/)[0];
+    // The button says what it does: the form's own words, as the page's.
+    const button = elt.matches && (elt.matches("button") ? elt : elt.querySelector("button[type=submit], button:not([type])"));
+    const confirm = (elt.dataset && elt.dataset.confirmLabel) || (button && button.textContent.replace(/\s+/g, " ").trim()) || "Continue";
     ns.ask({ heading: heading, message: message, confirm: confirm }).then((yes) => {
       if (yes) e.detail.issueRequest(true);
     });
