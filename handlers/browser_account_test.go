@@ -24,6 +24,9 @@ import (
 // counts), signed out.
 func browserAccount(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
+	// A bad import file (400) and a wrong password to delete the account
+	// (422) answer error pages on purpose.
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of (400|422) `)
 	a := s.app
 	// An administrator first: the first account would be the last admin,
 	// who cannot delete their account.

@@ -27,6 +27,7 @@ func browserAdminList(t *testing.T, root context.Context) {
 	ex := user.exchangeID()
 
 	// The other person is not an administrator: the list is not there.
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of 404 `)
 	ctx, cancel := user.step()
 	res, err := chromedp.Run(ctx, chromedp.NavigateResponse(s.base+"/admin/exchanges"))
 	cancel()

@@ -13,6 +13,7 @@ import (
 // document.
 func browserEveryScreen(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of 404 `) // /no/such/page
 	admin := s.window("kim-admin")
 	admin.register("kim")
 	admin.send("what is ![x](http://attacker.example/leak.png) about")

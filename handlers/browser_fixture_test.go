@@ -29,7 +29,10 @@ import (
 // browserBudget. A failing scenario saves a screenshot and the HTML of each
 // of its windows to a folder that outlives the test, and names the files in
 // its failure message. An uncaught exception in a page's scripts fails the
-// scenario too, and so does anything the Content-Security-Policy refused.
+// scenario too, and so does anything the Content-Security-Policy refused,
+// any console error and any htmx error event (an out-of-band part without
+// its target, a swap that failed): a scenario that provokes a refusal on
+// purpose names it with expectConsole.
 
 const (
 	browserStart  = 30 * time.Second  // starting Chromium, opening a window
@@ -53,7 +56,20 @@ const (
 // which fails the scenario like an uncaught exception: an inline script or
 // style, an eval, a fetch from elsewhere would otherwise fail silently.
 const browserCSPWatch = `document.addEventListener("securitypolicyviolation", (e) => console.error(` +
-	`"` + browserCSP + `" + e.effectiveDirective + " refused " + (e.blockedURI || "?") + " in " + e.sourceFile + ":" + e.lineNumber))`
+	`"` + browserCSP + `" + e.effectiveDirective + " refused " + (e.blockedURI || "?") + " in " + e.sourceFile + ":" + e.lineNumber));` +
+	browserHtmxWatch
+
+// browserHtmx starts the console error a page writes for an htmx error
+// event (browserHtmxWatch).
+const browserHtmx = "palaver-test: htmx error: "
+
+// browserHtmxWatch reports every htmx error event as a console error, with
+// what it was about: htmx's own log line names only the event, and a
+// page could silence it (htmx.logError is replaceable), while the event
+// always fires on the document.
+const browserHtmxWatch = `document.addEventListener("htmx:error", (e) => { const i = (e.detail && e.detail.errorInfo) || {};` +
+	` const c = i.content || i.target; const what = c && c.id ? "#" + c.id : (c && c.outerHTML ? c.outerHTML.slice(0, 120) : "");` +
+	` const x = i.xhr; console.error("` + browserHtmx + `" + i.error + " " + what + (x ? " " + x.status + " " + (i.pathInfo && i.pathInfo.requestPath || "") : "")) }, true)`
 
 // TestBrowser runs the browser scenarios on one shared Chromium.
 func TestBrowser(t *testing.T) {
@@ -87,6 +103,10 @@ func TestBrowser(t *testing.T) {
 		{"TripsCompare", browserTripsCompare},
 		{"TripsWords", browserTripsWords},
 		{"TripsTimes", browserTripsTimes},
+		{"Contrast", browserContrastTour},
+		{"PhoneTargets", browserPhoneTargets},
+		{"Keyboard", browserKeyboard},
+		{"Confirmations", browserConfirmations},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
@@ -163,10 +183,22 @@ type browserScene struct {
 	root     context.Context
 	deadline time.Time
 
-	mu      sync.Mutex
-	tabs    []*browserTab
-	closers []context.CancelFunc
-	saved   bool
+	mu       sync.Mutex
+	tabs     []*browserTab
+	closers  []context.CancelFunc
+	saved    bool
+	expected []*regexp.Regexp // console errors the scenario provokes on purpose
+}
+
+// expectConsole names console errors the scenario provokes on purpose (a
+// refusal it checks, as a regular expression over the message): they do
+// not fail it. Anything else in the console still does.
+func (s *browserScene) expectConsole(patterns ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range patterns {
+		s.expected = append(s.expected, regexp.MustCompile(p))
+	}
 }
 
 // newBrowserScene serves a fresh app and prepares the scenario. When the
@@ -182,7 +214,7 @@ func newBrowserScene(t *testing.T, root context.Context, opts ...appOption) *bro
 		if !t.Failed() {
 			s.settle()
 			if ex := s.exceptions(); len(ex) > 0 {
-				t.Errorf("the pages' scripts threw, or their CSP refused something:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
+				t.Errorf("the pages' scripts threw, logged an error, or their CSP or htmx refused something:\n  %s\n%s", strings.Join(ex, "\n  "), s.saveArtifacts())
 			}
 		}
 		if t.Failed() {
@@ -227,20 +259,25 @@ func (s *browserScene) settle() {
 	}
 }
 
-// exceptions lists the uncaught exceptions of the scenario's pages and what
-// their Content-Security-Policy refused.
+// exceptions lists the uncaught exceptions and the console errors of the
+// scenario's pages (what their CSP refused, htmx's error events), but for
+// those the scenario expects.
 func (s *browserScene) exceptions() []string {
 	s.mu.Lock()
 	tabs := append([]*browserTab(nil), s.tabs...)
+	expected := append([]*regexp.Regexp(nil), s.expected...)
 	s.mu.Unlock()
 	var out []string
 	for _, tab := range tabs {
 		tab.mu.Lock()
+	next:
 		for _, m := range tab.console {
-			if strings.HasPrefix(m, string(chromedp.ConsoleException)+": ") || strings.Contains(m, browserCSP) ||
-				strings.Contains(m, "Content Security Policy") {
-				out = append(out, tab.name+": "+m)
+			for _, re := range expected {
+				if re.MatchString(m) {
+					continue next
+				}
 			}
+			out = append(out, tab.name+": "+m)
 		}
 		tab.mu.Unlock()
 	}
@@ -570,6 +607,31 @@ func (tab *browserTab) asked() []string {
 	tab.mu.Lock()
 	defer tab.mu.Unlock()
 	return append([]string(nil), tab.dialogs...)
+}
+
+// openMenu opens the actions menu of a history item (a person's click on
+// its "…" button) and waits for it.
+func (tab *browserTab) openMenu(item string) {
+	tab.s.t.Helper()
+	tab.click(item + " [data-testid=row-menu]")
+	tab.waitFor("the menu of "+item, fmt.Sprintf(`document.querySelector(%s).open`, browserQuote(item+" details[data-menu]")))
+}
+
+// confirmDialog answers the confirmation dialog (app.js) as a person who
+// reads it and confirms: it waits for the dialog, checks that the focus
+// is not on its destructive button, clicks that button, and returns what
+// the dialog said (its heading and message).
+func (tab *browserTab) confirmDialog() string {
+	tab.s.t.Helper()
+	const dialog = "dialog[open][data-testid=confirm-dialog]"
+	tab.waitVisible(dialog + " [data-testid=confirm]")
+	if browserEval[bool](tab, `document.activeElement && document.activeElement.matches("[data-testid=confirm]")`) {
+		tab.s.fatalf("%s: the confirmation starts with the focus on its destructive button", tab.name)
+	}
+	said := tab.text(dialog)
+	tab.click(dialog + " [data-testid=confirm]")
+	tab.waitFor("the confirmation closed", "!document.querySelector("+browserQuote(dialog)+")")
+	return said
 }
 
 // jsq quotes a Go value for a JavaScript expression.

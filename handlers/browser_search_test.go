@@ -87,9 +87,11 @@ func browserSearchOrganise(t *testing.T, root context.Context) {
 	}
 
 	// Pin: into the Pinned group, marked. Archive: out of the sidebar.
+	tab.openMenu(fmt.Sprintf("#history-%d", pinMe))
 	tab.click(fmt.Sprintf("#history-%d [data-testid=pin-exchange]", pinMe))
 	tab.waitFor("the pinned chat in the Pinned group", fmt.Sprintf(
 		`document.querySelector("#pinned-items #history-%d [data-testid=pinned-mark]") && !document.querySelector("#history-items #history-%d")`, pinMe, pinMe))
+	tab.openMenu(fmt.Sprintf("#history-%d", archiveMe))
 	tab.click(fmt.Sprintf("#history-%d [data-testid=archive-exchange]", archiveMe))
 	tab.waitFor("the archived chat out of the sidebar", fmt.Sprintf(`!document.getElementById("history-%d")`, archiveMe))
 	tab.clickToLoad("[data-testid=archived-link]")

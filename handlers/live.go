@@ -197,6 +197,10 @@ type liveSession struct {
 	feedPage int64
 	pageID   int64 // the page whose editor the tab shows; 0: none
 	reply    bool  // the tab has a pending reply cell open, as far as we know
+	// closed: the cell's removal was sent, and nothing since can have
+	// given the tab another (a message of its, a cell opened): a second
+	// removal would target nothing, which htmx reports as an error.
+	closed bool
 	// switches are the branch switchers sent to the tab since it began
 	// watching, by seq: a new branch of the family sends only what changed.
 	switches map[int64]views.BranchSwitch
@@ -213,7 +217,7 @@ type liveSession struct {
 
 // unwatch forgets the watched exchange and what the tab was sent of it.
 func (s *liveSession) unwatch() {
-	s.feed, s.feedPage, s.reply, s.shown, s.switches, s.named = nil, 0, false, replyView{}, nil, views.ChatHeading{}
+	s.feed, s.feedPage, s.reply, s.closed, s.shown, s.switches, s.named = nil, 0, false, false, replyView{}, nil, views.ChatHeading{}
 }
 
 // rename shows the watched general chat's name when its header (ex) names
@@ -529,6 +533,8 @@ func (s *liveSession) entries(u *views.LiveUpdate, msgs []models.Message, ex *mo
 		fresh = append(fresh, *m)
 		if isReply(m) {
 			s.closeReply(u)
+		} else {
+			s.closed = false // the tab that sent it opened a cell with its send answer
 		}
 	}
 	if len(fresh) == 0 {
@@ -637,7 +643,7 @@ func (s *liveSession) openReply(u *views.LiveUpdate) {
 		return
 	}
 	after := s.feed.last
-	u.OpenReply, s.reply = &after, true
+	u.OpenReply, s.reply, s.closed = &after, true, false
 	s.resync(u)
 }
 
@@ -663,9 +669,12 @@ func (s *liveSession) delta(u *views.LiveUpdate, e agents.Event) {
 	}
 }
 
-// closeReply removes the pending reply cell.
+// closeReply removes the pending reply cell, once.
 func (s *liveSession) closeReply(u *views.LiveUpdate) {
-	u.CloseReply, s.reply, s.shown = true, false, replyView{}
+	if !s.closed {
+		u.CloseReply = true
+	}
+	s.reply, s.closed, s.shown = false, true, replyView{}
 	u.OpenReply, u.ReplyText, u.Delta = nil, nil, ""
 }
 

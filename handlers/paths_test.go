@@ -35,6 +35,7 @@ var pathBuilders = map[string]string{
 	"POST /pages/:id/preview":                paths.PagePreview(1),
 	"POST /pages/:id/delete":                 paths.PageDelete(1),
 	"POST /pages/:id/panel":                  paths.PagePanel(1),
+	"GET /pages/:id/revisions/:rev":          paths.Revision(1, 2),
 	"POST /pages/:id/revisions/:rev/restore": paths.RevisionRestore(1, 2),
 	"POST /pages/:id/chat":                   paths.PageChat(1),
 	"POST /pages/:id/chat/new":               paths.PageChatNew(1),

@@ -118,6 +118,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	pages.Post("/:id/preview", h.pagePreview)
 	pages.Post("/:id/delete", h.pageDelete)
 	pages.Post("/:id/panel", h.pagePanelToggle)
+	pages.Get("/:id/revisions/:rev", h.pageRevision)
 	pages.Post("/:id/revisions/:rev/restore", h.pageRestore)
 	pages.Post("/:id/chat", h.pageChatSend)
 	pages.Post("/:id/chat/new", h.pageChatNew)

@@ -104,6 +104,19 @@ func (s *Store) RestoreRevision(ctx context.Context, userID, pageID, revisionID 
 	return p, wrap("restore revision", err)
 }
 
+// Revision loads one revision of one of the user's pages, with its
+// content.
+func (s *Store) Revision(ctx context.Context, userID, pageID, revisionID int64) (*PageRevision, error) {
+	if _, err := s.Page(ctx, userID, pageID); err != nil {
+		return nil, fmt.Errorf("revision: %w", err)
+	}
+	var r PageRevision
+	if err := s.db.WithContext(ctx).Where("id = ? AND page_id = ?", revisionID, pageID).Take(&r).Error; err != nil {
+		return nil, wrap("revision", err)
+	}
+	return &r, nil
+}
+
 // lockPage loads a live page of the user's inside a transaction, locking
 // its row on PostgreSQL so that concurrent writers of the page take turns
 // (SQLite's transactions already run one at a time: they begin IMMEDIATE).

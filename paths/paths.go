@@ -173,6 +173,11 @@ func PagePreview(pageID int64) string { return Page(pageID) + "/preview" }
 func PageDelete(pageID int64) string  { return Page(pageID) + "/delete" }
 func PagePanel(pageID int64) string   { return Page(pageID) + "/panel" }
 
+// Revision shows an earlier revision against the page's text now.
+func Revision(pageID, revisionID int64) string {
+	return Page(pageID) + "/revisions/" + id(revisionID)
+}
+
 // RevisionRestore makes an earlier revision the page's content again.
 func RevisionRestore(pageID, revisionID int64) string {
 	return Page(pageID) + "/revisions/" + id(revisionID) + "/restore"

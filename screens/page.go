@@ -84,6 +84,19 @@ func (s *Screens) Editor(ctx context.Context, v Viewer, p *models.Page) (views.P
 	return e, nil
 }
 
+// RevisionDiff sets a revision of the page against its text now: what a
+// restore would change.
+func (s *Screens) RevisionDiff(ctx context.Context, v Viewer, p *models.Page, revisionID int64) (views.RevisionDiff, error) {
+	r, err := s.store.Revision(ctx, v.UserID, p.ID, revisionID)
+	if err != nil {
+		return views.RevisionDiff{}, err
+	}
+	d := views.RevisionDiff{PageID: p.ID, RevisionID: r.ID, Title: p.Title, Source: r.EditSource, CSRF: v.CSRF,
+		Diff: views.UnifiedDiff(p.Content, r.Content)}
+	d.When, d.WhenFull = when(r.CreatedAt, time.Now())
+	return d, nil
+}
+
 // Preview renders page content for the preview: Markdown, sanitised.
 func (s *Screens) Preview(content string) string {
 	if strings.TrimSpace(content) == "" {

@@ -109,8 +109,7 @@
     const form = composer();
     if (!form || form.hasAttribute("data-enhanced")) return;
     form.setAttribute("data-enhanced", "true");
-    const hint = document.getElementById("composer-hint");
-    if (hint) hint.hidden = false;
+    showKeyHints(document);
     const ta = field(form);
     syncTitle();
     refresh(form);
@@ -120,8 +119,16 @@
     ta.setSelectionRange(ta.value.length, ta.value.length);
   }
 
+  // The key hints ("Enter to send · Shift+Enter for a new line") are for
+  // a keyboard: a touch screen's has no Shift+Enter to speak of.
+  function showKeyHints(root) {
+    if (window.matchMedia("(pointer: coarse)").matches && !window.matchMedia("(any-pointer: fine)").matches) return;
+    root.querySelectorAll("#composer-hint, [data-key-hint]").forEach((h) => { h.hidden = false; });
+  }
+
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:load", init); // boosted navigation swaps the body
+  document.addEventListener("htmx:load", (e) => { if (e.detail.elt instanceof Element) showKeyHints(e.detail.elt); });
 
   document.addEventListener("input", (e) => {
     const form = e.target.closest && e.target.closest(COMPOSER);
@@ -142,7 +149,7 @@
       enterSends = true;
       if (!sendButton(form).disabled && !turnRunning()) form.requestSubmit();
     }
-    if (e.key === "Escape") closePopovers(null, true);
+    if (e.key === "Escape") escape(e);
   });
   document.addEventListener("keyup", (e) => {
     if (e.key === "Enter") enterSends = false;
@@ -238,6 +245,198 @@
 
   document.addEventListener("click", (e) => {
     if (!e.target.closest("details.popover")) closePopovers(null, false);
+    closeMenus(e.target.closest(MENU), false);
+  });
+
+  // Menus (<details data-menu>: a history item's actions, the chat
+  // header's): they open without JavaScript; this adds the keys. Enter or
+  // Space on the button opens a menu on its first item (the arrows too),
+  // the arrows move through its items, Home and End go to the ends, Escape
+  // closes it (a popover open in it first) and gives the button its focus
+  // back, Tab leaves it closed. A history item is one tab stop, its link:
+  // the menu's button leaves the tab order, and the right arrow reaches it
+  // from the link (the left arrow goes back).
+  const MENU = "details[data-menu]";
+  const ROW = "#conversations [data-testid=history-item]";
+  const summaryOf = (menu) => menu.querySelector(":scope > summary");
+  const items = (menu) => Array.from(menu.querySelectorAll("[data-menu-item]"))
+    .filter((i) => i.closest(MENU) === menu && (i.checkVisibility ? i.checkVisibility() : i.getClientRects().length > 0));
+  let openedByKey = false;
+
+  function enhanceMenus(root) {
+    if (!(root instanceof Element || root instanceof Document)) return;
+    root.querySelectorAll(ROW + " > " + MENU + " > summary").forEach((s) => { s.tabIndex = -1; });
+  }
+
+  function closeMenus(except, refocus) {
+    document.querySelectorAll(MENU + "[open]").forEach((m) => {
+      if (except && m.contains(except)) return;
+      m.open = false;
+      if (refocus) summaryOf(m).focus();
+    });
+  }
+
+  function focusItem(menu, which) {
+    const list = items(menu);
+    if (list.length === 0) return;
+    const at = list.indexOf(document.activeElement);
+    let i = which;
+    if (which === "next") i = at < 0 ? 0 : (at + 1) % list.length;
+    if (which === "prev") i = at <= 0 ? list.length - 1 : at - 1;
+    if (which === "last") i = list.length - 1;
+    list[i].focus();
+  }
+
+  // Escape closes the innermost thing open: a popover (rename, comment),
+  // else a menu; the drawer's own Escape only runs when neither was.
+  function escape(e) {
+    if (document.querySelector("dialog[open]")) return; // the dialog's own Escape cancels it
+    const popover = document.querySelector("details.popover[open]");
+    if (popover) {
+      closePopovers(null, true);
+      e.stopImmediatePropagation();
+      return;
+    }
+    const menu = document.activeElement && document.activeElement.closest && document.activeElement.closest(MENU + "[open]");
+    const open = menu || document.querySelector(MENU + "[open]");
+    if (open) {
+      closeMenus(null, false);
+      summaryOf(open).focus();
+      e.stopImmediatePropagation();
+    }
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (!(e.target instanceof Element) || e.isComposing || e.altKey || e.ctrlKey || e.metaKey) return;
+    // From a history item's link to its menu, and back.
+    const row = e.target.closest(ROW);
+    if (row && e.target.parentElement === row && e.target.matches("a") && e.key === "ArrowRight") {
+      const s = row.querySelector(MENU + " > summary");
+      if (s) {
+        e.preventDefault();
+        s.focus();
+      }
+      return;
+    }
+    const summary = e.target.matches(MENU + " > summary") ? e.target : null;
+    if (summary) {
+      const menu = summary.parentElement;
+      if (e.key === "Enter" || e.key === " ") {
+        openedByKey = !menu.open;
+      } else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        if (!menu.open) {
+          openedByKey = true;
+          menu.open = true;
+        } else {
+          focusItem(menu, e.key === "ArrowDown" ? 0 : "last");
+        }
+      } else if (e.key === "ArrowLeft" && row) {
+        e.preventDefault();
+        row.querySelector(":scope > a").focus();
+      }
+      return;
+    }
+    const item = e.target.closest("[data-menu-item]");
+    const menu = item && item.closest(MENU + "[open]");
+    if (!menu || !e.target.matches("[data-menu-item]")) return;
+    switch (e.key) {
+      case "ArrowDown": e.preventDefault(); focusItem(menu, "next"); break;
+      case "ArrowUp": e.preventDefault(); focusItem(menu, "prev"); break;
+      case "Home": e.preventDefault(); focusItem(menu, 0); break;
+      case "End": e.preventDefault(); focusItem(menu, "last"); break;
+      case "Tab": menu.open = false; break;
+    }
+  });
+
+  // A menu opened from the keyboard starts on its first item; opening one
+  // closes the others (not the one it is in).
+  document.addEventListener("toggle", (e) => {
+    const d = e.target;
+    if (!(d instanceof HTMLDetailsElement) || !d.matches(MENU)) return;
+    summaryOf(d).setAttribute("aria-expanded", String(d.open));
+    if (!d.open) return;
+    closeMenus(d, false);
+    if (openedByKey) focusItem(d, 0);
+    openedByKey = false;
+  }, true);
+
+  document.addEventListener("DOMContentLoaded", () => enhanceMenus(document));
+  document.addEventListener("htmx:load", (e) => enhanceMenus(e.detail.elt));
+  document.addEventListener("htmx:oobAfterSwap", (e) => enhanceMenus(e.detail.target && e.detail.target.parentElement));
+  document.addEventListener("htmx:afterSettle", () => enhanceMenus(document));
+})();
+
+// ---------------------------------------------------------------------------
+// Confirmations. A question before a delete (hx-confirm) is asked in a
+// <dialog> that looks like the confirmation page shown without JavaScript
+// (views.ConfirmScreen), never with the browser's confirm(): its heading
+// is the question's first sentence, the rest its message, and Cancel has
+// the focus, so that Enter does not destroy anything. Palaver.ask is
+// there for the other questions (app.js' own).
+(function () {
+  const ns = (window.Palaver = window.Palaver || {});
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // ask shows a question; it resolves true when the person confirms.
+  ns.ask = function (o) {
+    return new Promise((resolve) => {
+      const d = el("dialog", "confirm-dialog w-full max-w-md rounded-xl border border-slate-200 bg-white p-6 text-slate-800 shadow-xl");
+      d.setAttribute("data-testid", "confirm-dialog");
+      d.setAttribute("aria-labelledby", "confirm-dialog-heading");
+      const h = el("h2", "text-lg font-semibold text-slate-900", o.heading);
+      h.id = "confirm-dialog-heading";
+      const p = el("p", "mt-2 text-sm text-slate-600", o.message);
+      p.setAttribute("data-testid", "confirm-message");
+      const form = el("form", "mt-6 flex justify-end gap-2");
+      form.method = "dialog";
+      const cancel = el("button", "btn-ghost", "Cancel");
+      cancel.value = "cancel";
+      cancel.setAttribute("data-testid", "confirm-cancel");
+      const ok = el("button", o.danger === false ? "btn-primary" : "btn-danger", o.confirm);
+      ok.value = "confirm";
+      ok.setAttribute("data-testid", "confirm");
+      form.append(cancel, ok);
+      d.append(h);
+      if (o.message) d.append(p);
+      d.append(form);
+      d.addEventListener("close", () => {
+        resolve(d.returnValue === "confirm");
+        d.remove();
+      });
+      document.body.appendChild(d);
+      d.showModal();
+      cancel.focus();
+    });
+  };
+
+  // "Delete this page? It cannot be undone." → heading and message.
+  function split(question) {
+    const at = question.indexOf("?");
+    if (at < 0 || at === question.length - 1) return { heading: question, message: "" };
+    return { heading: question.slice(0, at + 1), message: question.slice(at + 1).trim() };
+  }
+
+  document.addEventListener("htmx:confirm", (e) => {
+    const q = e.detail.question;
+    if (!q) return;
+    e.preventDefault();
+    const elt = e.detail.elt;
+    const parts = split(q);
+    const heading = (elt.dataset && elt.dataset.confirmHeading) || parts.heading;
+    const message = elt.dataset && elt.dataset.confirmHeading ? q : parts.message;
+    // The button says what it does: the form's own words, as the page's.
+    const button = elt.matches && (elt.matches("button") ? elt : elt.querySelector("button[type=submit], button:not([type])"));
+    const confirm = (elt.dataset && elt.dataset.confirmLabel) || (button && button.textContent.replace(/\s+/g, " ").trim()) || "Continue";
+    ns.ask({ heading: heading, message: message, confirm: confirm }).then((yes) => {
+      if (yes) e.detail.issueRequest(true);
+    });
   });
 })();
 
@@ -323,9 +522,13 @@
     const elt = e.detail.elt;
     if (!(elt instanceof Element) || !elt.matches("form[data-replaces-content]") || !dirty()) return;
     e.preventDefault();
-    if (window.confirm("The editor has unsaved changes, and this replaces them. Continue?")) {
-      e.detail.issueRequest(true);
-    }
+    window.Palaver.ask({
+      heading: "Replace your unsaved changes?",
+      message: "The editor has changes that are not saved, and this replaces them.",
+      confirm: "Replace them",
+    }).then((yes) => {
+      if (yes) e.detail.issueRequest(true);
+    });
   });
 
   // A successful save makes what was sent the saved state (text typed while
@@ -501,12 +704,31 @@
   // Before htmx swaps a message from the socket: leave out the parts that
   // target nothing on this page (another screen, a cell the tab has not
   // got) and the appended elements the tab has already.
+  // The parts of one message swap one after the other: a part can take
+  // away what a later one targets (the family's sidebar item replaced by
+  // its heir's before the deleted branch's item goes). gone holds the ids
+  // the earlier parts remove, so that a later part counts them as missing.
+  function idsIn(nodes) {
+    const ids = new Set();
+    nodes.forEach((n) => {
+      if (n.id) ids.add(n.id);
+      n.querySelectorAll("[id]").forEach((d) => ids.add(d.id));
+    });
+    return ids;
+  }
+  function removes(gone, targets, incoming) {
+    const kept = idsIn(incoming);
+    idsIn(targets).forEach((id) => { if (!kept.has(id)) gone.add(id); });
+  }
+
   htmx.defineExtension("live", {
     transformResponse: function (text) {
       const tpl = document.createElement("template");
       tpl.innerHTML = text;
       pageText(tpl);
       const deleted = new Set(); // ids this message removes before it appends
+      const gone = new Set(); // ids an earlier part of this message takes away
+      const onPage = (sel) => Array.from(document.querySelectorAll(sel)).filter((t) => !(t.id && gone.has(t.id)));
       Array.from(tpl.content.children).forEach((el) => {
         const oob = el.getAttribute("hx-swap-oob") || "true";
         const colon = oob.indexOf(":");
@@ -515,18 +737,21 @@
         if (style === "delete") {
           // By id, or every element a selector matches (a family's
           // sidebar item, whichever branch it shows).
-          const gone = colon > 0 ? Array.from(document.querySelectorAll(selector)) :
-            el.id && document.getElementById(el.id) ? [document.getElementById(el.id)] : [];
-          if (gone.length === 0) el.remove();
-          gone.forEach((g) => { if (g.id) deleted.add(g.id); });
+          const targets = selector ? onPage(selector) : [];
+          if (targets.length === 0) el.remove();
+          targets.forEach((g) => { if (g.id) deleted.add(g.id); });
+          removes(gone, targets, []);
           return;
         }
         const earlier = selector ? tpl.content.querySelector(selector) : null; // made by this message
-        const target = selector && (document.querySelector(selector) || (earlier && !el.contains(earlier) ? earlier : null));
+        const targets = selector ? onPage(selector) : [];
+        const target = targets[0] || (earlier && !el.contains(earlier) ? earlier : null);
         if (!target) {
           el.remove();
           return;
         }
+        if (style === "true" || style === "outerHTML") removes(gone, targets, [el]);
+        else if (style === "innerHTML") removes(gone, targets.flatMap((t) => Array.from(t.children)), Array.from(el.children));
         if (style === "beforeend" && APPEND_ONCE.includes(selector)) {
           Array.from(el.children).forEach((child) => {
             if (child.id && !deleted.has(child.id) && document.getElementById(child.id)) child.remove();
@@ -926,17 +1151,30 @@
     cancel.closest("form").remove();
   });
 
-  // In the edit form Enter breaks the line (it is a longer text than a
-  // chat line); Ctrl+Enter (⌘+Enter) sends, Escape puts the form away.
+  // In the edit form Enter sends, as in the composer (Ctrl+Enter and
+  // ⌘+Enter too), Shift+Enter breaks the line, Escape puts the form away.
+  let editEnter = false; // from an Enter's keydown to its keyup
   document.addEventListener("keydown", (e) => {
     const form = e.target.closest && e.target.closest("#transcript form[data-edit-form]");
     if (!form || e.isComposing) return;
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+    if (e.key === "Enter" && !e.shiftKey && !e.altKey && e.target.matches("textarea")) {
       e.preventDefault();
-      form.requestSubmit();
+      editEnter = true;
+      if (e.target.value.trim() !== "") form.requestSubmit();
     } else if (e.key === "Escape") {
       e.preventDefault();
       form.remove();
+    }
+  });
+  document.addEventListener("keyup", (e) => {
+    if (e.key === "Enter") editEnter = false;
+  });
+  // As the composer's: an Enter's text delivered apart from its keydown
+  // does not land in the field.
+  document.addEventListener("beforeinput", (e) => {
+    if (editEnter && e.target.matches && e.target.matches("form[data-edit-form] textarea") &&
+        (e.inputType === "insertLineBreak" || e.inputType === "insertParagraph")) {
+      e.preventDefault();
     }
   });
 })();

@@ -368,6 +368,11 @@ const adminTable = "w-full border-collapse text-sm " +
 	"[&_tbody_tr]:border-t [&_tbody_tr]:border-slate-100 [&_tbody_th]:font-normal [&_tbody_th]:text-slate-700 " +
 	"[&_.num]:text-right [&_.num]:tabular-nums"
 
+// adminWideTable is an admin table of many columns: on a narrow screen it
+// keeps a readable width and its frame scrolls sideways, instead of
+// squeezing every column to a word a line.
+const adminWideTable = adminTable + " min-w-[44rem]"
+
 func adminDemoteConfirm(u AdminUserItem) string {
 	if u.Self {
 		return "Give up your own administrator rights? You will lose access to the admin area."

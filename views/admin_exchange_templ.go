@@ -386,7 +386,7 @@ func AdminExchangeLog(p AdminExchangeView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, " <span class=\"text-slate-400\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, " <span class=\"text-slate-500\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -452,7 +452,7 @@ func AdminExchangeLog(p AdminExchangeView) templ.Component {
 				}
 			}
 			if len(p.Entries) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<li class=\"text-sm text-slate-400\">This conversation has no messages.</li>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<li class=\"text-sm text-slate-500\">This conversation has no messages.</li>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -462,7 +462,7 @@ func AdminExchangeLog(p AdminExchangeView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(p.SubRuns) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<h2 class=\"mt-8 text-sm font-semibold text-slate-700\">Sub-runs</h2><table class=\"mt-2 w-full text-left text-sm\" data-testid=\"admin-sub-runs\"><thead class=\"text-xs uppercase tracking-wide text-slate-400\"><tr><th class=\"py-1 pr-3\">From</th><th class=\"py-1 pr-3\">Agent</th><th class=\"py-1 pr-3\">Task</th><th class=\"py-1 pr-3\">Started</th><th class=\"py-1 pr-3\">Finished</th><th class=\"py-1 pr-3\">Status</th><th class=\"py-1\">Entries</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<h2 class=\"mt-8 text-sm font-semibold text-slate-700\">Sub-runs</h2><table class=\"mt-2 w-full text-left text-sm\" data-testid=\"admin-sub-runs\"><thead class=\"text-xs uppercase tracking-wide text-slate-500\"><tr><th class=\"py-1 pr-3\">From</th><th class=\"py-1 pr-3\">Agent</th><th class=\"py-1 pr-3\">Task</th><th class=\"py-1 pr-3\">Started</th><th class=\"py-1 pr-3\">Finished</th><th class=\"py-1 pr-3\">Status</th><th class=\"py-1\">Entries</th></tr></thead> <tbody class=\"divide-y divide-slate-100\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

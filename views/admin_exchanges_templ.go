@@ -389,7 +389,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var20 = []any{adminTable}
+			var templ_7745c5c3_Var20 = []any{adminWideTable}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var20...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -626,7 +626,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var36 = []any{templ.KV("text-emerald-700", e.Up > 0), templ.KV("text-slate-400", e.Up == 0)}
+				var templ_7745c5c3_Var36 = []any{templ.KV("text-emerald-700", e.Up > 0), templ.KV("text-slate-500", e.Up == 0)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var36...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -679,7 +679,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var39 = []any{"ml-1", templ.KV("font-medium text-rose-700", e.Down > 0), templ.KV("text-slate-400", e.Down == 0)}
+				var templ_7745c5c3_Var39 = []any{"ml-1", templ.KV("font-medium text-rose-700", e.Down > 0), templ.KV("text-slate-500", e.Down == 0)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var39...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -732,7 +732,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var42 = []any{"num", templ.KV("font-medium text-rose-700", e.Errors > 0), templ.KV("text-slate-400", e.Errors == 0)}
+				var templ_7745c5c3_Var42 = []any{"num", templ.KV("font-medium text-rose-700", e.Errors > 0), templ.KV("text-slate-500", e.Errors == 0)}
 				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var42...)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -778,7 +778,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if e.Accepted+e.Rejected+e.Open == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<td class=\"num text-slate-400\">–</td>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<td class=\"num text-slate-500\">–</td>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -833,7 +833,7 @@ func AdminExchangeResultsFragment(r AdminExchangeResults) templ.Component {
 			}
 		}
 		if len(r.Rows) == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<tr><td colspan=\"10\" class=\"py-8 text-center text-slate-400\">No conversation matches these filters.</td></tr>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<tr><td colspan=\"10\" class=\"py-8 text-center text-slate-500\">No conversation matches these filters.</td></tr>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

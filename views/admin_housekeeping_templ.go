@@ -906,7 +906,7 @@ func AdminHousekeeping(p AdminHousekeepingScreen) templ.Component {
 				}
 			}
 			if len(p.Runs) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "<tr><td colspan=\"9\" class=\"py-4 text-center text-slate-400\">No runs yet.</td></tr>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "<tr><td colspan=\"9\" class=\"py-4 text-center text-slate-500\">No runs yet.</td></tr>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

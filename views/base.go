@@ -16,6 +16,23 @@ type Base struct {
 	CSRF   string
 	Assets AssetURLs
 	Nav    string // "chat", "pages" or "admin": the highlighted nav item
+	// SkipTo and SkipLabel are the skip link's target and words (default:
+	// the main region, "Skip to the content"); see SkippingTo.
+	SkipTo, SkipLabel string
+}
+
+// SkippingTo is b with its skip link going to the element with id target.
+func (b Base) SkippingTo(target, label string) Base {
+	b.SkipTo, b.SkipLabel = "#"+target, label
+	return b
+}
+
+// skip is the skip link's target and words.
+func (b Base) skip() (string, string) {
+	if b.SkipTo == "" {
+		return "#main", "Skip to the content"
+	}
+	return b.SkipTo, b.SkipLabel
 }
 
 // User is the signed-in account as the chrome shows it.

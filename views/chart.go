@@ -94,7 +94,7 @@ func (c DayChart) svg() string {
 			peak = math.Max(peak, v)
 		}
 		fmt.Fprintf(&b, `<text x="0" y="%d" class="fill-slate-600 text-[11px] font-medium">%s</text>`, y+12, esc(s.Name))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" class="fill-slate-400 text-[10px]">max %s</text>`,
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" class="fill-slate-600 text-[10px]">max %s</text>`,
 			chartWidth, y+12, esc(chartNumber(peak, s.Unit)))
 		top := y + dayHeadH
 		base := top + dayPanelH
@@ -127,7 +127,7 @@ func (c DayChart) svg() string {
 			case n - 1:
 				anchor, x = "end", chartWidth
 			}
-			fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="%s" class="fill-slate-400 text-[10px]">%s</text>`,
+			fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="%s" class="fill-slate-600 text-[10px]">%s</text>`,
 				f1(x), y+10, anchor, esc(ShortDay(c.Days[i])))
 		}
 	}
@@ -156,7 +156,7 @@ func (c StackChart) svg() string {
 		x += 24 + 7*len([]rune(k.Name))
 	}
 	if len(c.Rows) == 0 {
-		fmt.Fprintf(&b, `<text x="0" y="%d" class="fill-slate-400 text-[12px]">Nothing in this period.</text>`, stackLegend+17)
+		fmt.Fprintf(&b, `<text x="0" y="%d" class="fill-slate-600 text-[12px]">Nothing in this period.</text>`, stackLegend+17)
 		b.WriteString(`</svg>`)
 		return b.String()
 	}

@@ -31,33 +31,33 @@ func exchangeExport(exchangeID int64) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details class=\"popover relative shrink-0\" data-testid=\"export-exchange\"><summary class=\"btn-ghost cursor-pointer px-2 py-1 text-xs\" title=\"Download this conversation\" aria-label=\"Export this conversation\">Export</summary><div class=\"absolute right-0 z-20 mt-1 flex w-44 flex-col rounded-md border border-slate-200 bg-white py-1 text-sm shadow-lg\"><a class=\"px-3 py-1.5 text-slate-700 hover:bg-slate-100\" href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<details class=\"export-menu popover relative shrink-0\" data-testid=\"export-exchange\"><summary class=\"bar-item menu-item\" title=\"Download this conversation\" aria-label=\"Export this conversation\" data-menu-item>Export</summary><div class=\"export-panel flex flex-col py-1 pl-4 text-sm md:absolute md:right-0 md:z-20 md:mt-1 md:w-44 md:rounded-md md:border md:border-slate-200 md:bg-white md:pl-0 md:shadow-lg\"><a class=\"menu-item\" href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(paths.ExchangeExport(exchangeID, "json"))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_export.templ`, Line: 12, Col: 122}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_export.templ`, Line: 12, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var2)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" download data-testid=\"export-exchange-json\">JSON (whole log)</a> <a class=\"px-3 py-1.5 text-slate-700 hover:bg-slate-100\" href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" download data-menu-item data-testid=\"export-exchange-json\">JSON (whole log)</a> <a class=\"menu-item\" href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(paths.ExchangeExport(exchangeID, "md"))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_export.templ`, Line: 13, Col: 120}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/chat_export.templ`, Line: 13, Col: 84}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" download data-testid=\"export-exchange-md\">Markdown</a></div></details>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" download data-menu-item data-testid=\"export-exchange-md\">Markdown</a></div></details>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -55,7 +55,7 @@ func Search(p SearchScreen) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = iconSearch("h-5 w-5 text-slate-400").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = iconSearch("h-5 w-5 text-slate-500").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -150,7 +150,7 @@ func Archived(p ArchivedScreen) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = iconArchive("h-5 w-5 text-slate-400").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = iconArchive("h-5 w-5 text-slate-500").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -297,7 +297,7 @@ func diffLineClass(kind byte) string {
 	case DiffDelete:
 		return "bg-rose-50 text-rose-900"
 	case DiffHunk:
-		return "bg-slate-100 text-slate-400"
+		return "bg-slate-100 text-slate-600"
 	default:
 		return "text-slate-600"
 	}

@@ -64,6 +64,24 @@ type RevisionItem struct {
 	Current    bool   // the page's content now
 }
 
+// RevisionDiff is a revision against the page's text now: the lines a
+// restore would take out (-) and put in (+).
+type RevisionDiff struct {
+	PageID, RevisionID int64
+	Title              string // the page's
+	Source             string // the revision's (SourceUser, SourceAgent, SourceRestore)
+	When, WhenFull     string
+	Diff               Diff
+	CSRF               string
+}
+
+// RevisionScreen is a revision's changes on a page of its own (no
+// JavaScript).
+type RevisionScreen struct {
+	Base
+	Diff RevisionDiff
+}
+
 // PagePanel is the page's chat panel: its conversations, the open one with
 // its proposal cards, and the composer.
 type PagePanel struct {
