@@ -45,6 +45,25 @@ func TestBranchDeletionsReachOtherProcesses(t *testing.T) {
 	subHere, subThere := local.Hub().Subscribe(ann), remote.Hub().Subscribe(ann)
 	defer subHere.Close()
 	defer subThere.Close()
+	// The other process may still be reading the notices of the failed
+	// turn and the fork: one it reads after the delete finds the root gone
+	// and says so like a bare deletion. Let it hear them first.
+	for deadline, quiet := time.After(10*time.Second), time.After(time.Hour); ; {
+		select {
+		case e := <-subThere.C:
+			if e.Exchange != nil && e.Exchange.ID == fork.ID {
+				quiet = time.After(300 * time.Millisecond)
+			}
+			continue
+		case <-quiet:
+		case <-deadline:
+			t.Fatal("the other process never heard of the fork")
+		}
+		break
+	}
+	for len(subHere.C) > 0 {
+		<-subHere.C
+	}
 
 	if err := here.DeleteExchange(ctx, ann, root.ID); err != nil {
 		t.Fatal(err)
