@@ -103,7 +103,7 @@ func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error 
 	for seq := from; seq < n; seq++ {
 		role, agent := "user", any(nil)
 		if seq%2 == 1 {
-			role, agent = "assistant", "general"
+			role, agent = "assistant", "router"
 		}
 		if _, err := st.ExecContext(ctx, exchangeID, seq, role, text.message(seq%2 == 1), agent, at); err != nil {
 			return err

@@ -84,7 +84,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 			defer tx.Rollback()
 			// Rows get their uids as the store gives them (the export
 			// figures export them).
-			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, ?, 'general', ?, 'general', ?, ?, ?)`)
+			exSt, err := tx.PrepareContext(ctx, `INSERT INTO exchanges (id, uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, ?, ?, 'general', ?, 'router', ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ func (e *env) seedHistory(ctx context.Context, userID int64) error {
 				for seq := range perEx {
 					role, agent, content := "user", any(nil), first
 					if seq%2 == 1 {
-						role, agent, content = "assistant", "general", text.message(true)
+						role, agent, content = "assistant", "router", text.message(true)
 					} else if seq > 0 {
 						content = text.message(false)
 					}

@@ -142,7 +142,7 @@ func (e *env) rawThroughput(ctx context.Context, reply *models.Message, writers 
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	ids := make([]int64, writers)
 	for i := range ids {
-		r, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'raw', 'general', 0, ?, ?)`, e.userID, at, at)
+		r, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'raw', 'router', 0, ?, ?)`, e.userID, at, at)
 		if err != nil {
 			return 0, err
 		}
