@@ -90,6 +90,7 @@ func browserTripsArchive(t *testing.T, root context.Context) {
 	newer := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "a newer chat", "newer")
 	tab.visit(fmt.Sprintf("/chat/%d", newer))
 	s.app.waitSubscribers(1)
+	tab.openMenu(fmt.Sprintf("#history-%d", put))
 	tab.click(fmt.Sprintf("#history-%d [data-testid=archive-exchange]", put))
 	tab.waitFor("the archived chat out of the sidebar", fmt.Sprintf(`!document.getElementById("history-%d")`, put))
 	other := tab.tab("tarch2")
@@ -117,6 +118,7 @@ func browserTripsArchive(t *testing.T, root context.Context) {
 // branches by title and number, in a person's words.
 func browserTripsCompare(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of 400 `) // Compare with one tick, without JS
 	tab := s.window("tcmp")
 	tab.register("tcmp")
 	u, err := s.app.store.UserByUsername(context.Background(), "tcmp")
@@ -174,6 +176,7 @@ func browserTripsCompare(t *testing.T, root context.Context) {
 // conversations as the sidebar does, with their branches.
 func browserTripsWords(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of 400 `) // the bad import
 	tab := s.window("twords")
 	tab.register("twords")
 	u, err := s.app.store.UserByUsername(context.Background(), "twords")

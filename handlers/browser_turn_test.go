@@ -73,6 +73,7 @@ func browserSendWhileReplying(t *testing.T, root context.Context) {
 	two.visit(fmt.Sprintf("/chat/%d", ex))
 	s.app.waitSubscribers(2)
 	item := fmt.Sprintf("#history-%d", ex)
+	two.openMenu(item)
 	two.click(item + " [data-testid=rename-exchange]")
 	two.waitVisible(item + " [data-testid=rename-input]")
 	two.do("clear the title", chromedp.Clear(chromedp.CSS(item+" [data-testid=rename-input]")))

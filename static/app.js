@@ -40,7 +40,7 @@
     const wait = form.querySelector("[data-testid=composer-running]");
     const hint = document.getElementById("composer-hint");
     if (wait) wait.hidden = !running;
-    if (hint && form.hasAttribute("data-enhanced")) hint.hidden = running;
+    if (hint && form.hasAttribute("data-enhanced")) hint.hidden = running || !keyHintsWanted();
   }
 
   // The browser tab's title names the conversation the heading names
@@ -121,8 +121,12 @@
 
   // The key hints ("Enter to send · Shift+Enter for a new line") are for
   // a keyboard: a touch screen's has no Shift+Enter to speak of.
+  function keyHintsWanted() {
+    return !(window.matchMedia("(pointer: coarse)").matches && !window.matchMedia("(any-pointer: fine)").matches);
+  }
+
   function showKeyHints(root) {
-    if (window.matchMedia("(pointer: coarse)").matches && !window.matchMedia("(any-pointer: fine)").matches) return;
+    if (!keyHintsWanted()) return;
     root.querySelectorAll("#composer-hint, [data-key-hint]").forEach((h) => { h.hidden = false; });
   }
 
