@@ -46,7 +46,7 @@ func TestBranchDeletionsReachOtherProcesses(t *testing.T) {
 	defer subHere.Close()
 	defer subThere.Close()
 
-	if err := here.DeleteExchange(ctx, ann, root.ID); err != nil {
+	if _, err := here.DeleteExchange(ctx, ann, root.ID); err != nil {
 		t.Fatal(err)
 	}
 	deletions := func(sub *Subscription, want int) []Event {
