@@ -56,7 +56,7 @@ type BranchPoint struct {
 	// Branches holds one exchange per different entry at Seq, the one
 	// entered first (the oldest exchange holding it) first; for another
 	// entry than this exchange's, the exchange of the family that holds it
-	// and was active last (the branch last used).
+	// and was active last (the branch last used, by Family's rule).
 	Branches []int64
 	// Current is the index of this exchange in Branches.
 	Current int
