@@ -65,7 +65,7 @@ func TestBranchDeletionsReachOtherProcesses(t *testing.T) {
 		<-subHere.C
 	}
 
-	if err := here.DeleteExchange(ctx, ann, root.ID); err != nil {
+	if _, err := here.DeleteExchange(ctx, ann, root.ID); err != nil {
 		t.Fatal(err)
 	}
 	deletions := func(sub *Subscription, want int) []Event {

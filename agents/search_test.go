@@ -146,7 +146,7 @@ func TestRouterSearchesAsARecordedSubRun(t *testing.T) {
 	}
 
 	// Deleting the parent deletes the sub-run.
-	if err := s.DeleteExchange(ctx, ann, res.Exchange.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, ann, res.Exchange.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Exchange(ctx, ann, run.ExchangeID); err == nil {

@@ -351,7 +351,7 @@ func TestImportedFamilyOutlivesItsRoot(t *testing.T) {
 			t.Fatalf("bob's last fork reads %v", want)
 		}
 		for _, gone := range []int64{bobRoot, bobFirst} {
-			if err := s.DeleteExchange(ctx, bob.ID, gone); err != nil {
+			if _, err := s.DeleteExchange(ctx, bob.ID, gone); err != nil {
 				t.Fatal(err)
 			}
 			if got := logOf(); strings.Join(got, "\n") != strings.Join(want, "\n") {

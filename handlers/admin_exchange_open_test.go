@@ -118,7 +118,7 @@ func TestAdminOpenExchange(t *testing.T) {
 	}
 
 	// Once the conversation is deleted the audit rows stay, naming it by number.
-	if err := a.store.DeleteExchange(t.Context(), bob.user.ID, ex); err != nil {
+	if _, err := a.store.DeleteExchange(t.Context(), bob.user.ID, ex); err != nil {
 		t.Fatal(err)
 	}
 	doc = admin.chatScreen(t, "/admin/audit")

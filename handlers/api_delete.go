@@ -21,7 +21,7 @@ func (h *Handlers) apiDeleteExchange(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, id); err != nil {
+	if _, err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, id); err != nil {
 		return err
 	}
 	return c.JSON(apiNotice{Message: "Deleted"})

@@ -55,7 +55,7 @@ func browserBranchLive(t *testing.T, root context.Context) {
 	if err != nil {
 		s.fatalf("user: %v", err)
 	}
-	if err := s.app.store.DeleteExchange(context.Background(), u.ID, branchID); err != nil {
+	if _, err := s.app.store.DeleteExchange(context.Background(), u.ID, branchID); err != nil {
 		s.fatalf("delete the branch: %v", err)
 	}
 	one.waitFor("the switcher gone in tab one", browserCount(browserEntry(0)+" [data-testid=branch-switch]")+" === 0")

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -70,40 +69,25 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 		}))
 	}
 	current := h.chatCurrentID(c)
-	family, err := h.store.FamilyHeads(c.UserContext(), currentUser(c).ID, []int64{ex.ID})
+	gone, err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID)
 	if err != nil {
-		return err
-	}
-	var sibling int64 // the family's general branch active last, but this one
-	if family[ex.ID].Branches > 1 {
-		members, err := h.store.Family(c.UserContext(), currentUser(c).ID, ex.ID)
-		if err != nil {
-			return err
-		}
-		var at time.Time
-		for _, m := range members {
-			if m.ID != ex.ID && m.Scope == models.ScopeGeneral && !m.Archived && !m.UpdatedAt.Before(at) {
-				sibling, at = m.ID, m.UpdatedAt
-			}
-		}
-	}
-	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
 		return err
 	}
 	if current == ex.ID {
 		h.sessions.Put(c.UserContext(), sessExchange, int64(0))
 	}
 	if current == ex.ID || chatTabShows(c, self) {
-		// The tab showed it: to the family's branch active last, when it
-		// was a branch, else to a new chat.
+		// The tab showed it: to the branch that stands for the family now
+		// (the one the sidebar shows), when it was a branch, else to a new
+		// chat.
 		next := paths.ChatHome
-		if sibling != 0 {
-			h.sessions.Put(c.UserContext(), sessExchange, sibling)
-			next = paths.Chat(sibling)
+		if gone.Heir != nil {
+			h.sessions.Put(c.UserContext(), sessExchange, gone.Heir.ID)
+			next = paths.Chat(gone.Heir.ID)
 		}
 		return redirect(c, next)
 	}
-	if family[ex.ID].Branches > 1 {
+	if gone.Heir != nil {
 		// A branch of a family: the family's item stays, showing another
 		// branch; the sidebar's lists come again.
 		return done(c, paths.ChatHome, func() error {

@@ -206,7 +206,7 @@ func TestChatCurrentDeletedElsewhere(t *testing.T) {
 	a := newTestApp(t)
 	c := a.register("ada")
 	id := c.chatSend(t, "soon gone", 0)
-	if err := a.store.DeleteExchange(context.Background(), c.user.ID, id); err != nil {
+	if _, err := a.store.DeleteExchange(context.Background(), c.user.ID, id); err != nil {
 		t.Fatal(err)
 	}
 	doc := c.chatScreen(t, "/chat")

@@ -131,7 +131,7 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
+	if _, err := h.store.DeleteExchange(c.UserContext(), currentUser(c).ID, ex.ID); err != nil {
 		return err
 	}
 	if current == ex.ID {

@@ -262,7 +262,7 @@ func checkJobStore(t *testing.T, s *models.Store, db *sql.DB) {
 
 	// Deleting ann's first chat takes its messages with it and leaves its
 	// fork standing alone: the references reach the rebuilt table.
-	if err := s.DeleteExchange(ctx, 1001, 1001); err != nil {
+	if _, err := s.DeleteExchange(ctx, 1001, 1001); err != nil {
 		t.Fatal(err)
 	}
 	var msgs int

@@ -156,7 +156,7 @@ func checkSubRunStore(t *testing.T, s *models.Store) {
 	if _, err := s.FinishSubRun(ctx, sub.ID, "test", models.SubRunOK, "none"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteExchange(ctx, 1001, 1001); err != nil {
+	if _, err := s.DeleteExchange(ctx, 1001, 1001); err != nil {
 		t.Fatal(err)
 	}
 	var n int

@@ -79,7 +79,7 @@ func TestAdminOpenExchangeWritesAudit(t *testing.T) {
 		}
 
 		// The audit rows outlive the exchange and the owner's account.
-		if err := s.DeleteExchange(ctx, bob.ID, gamma.id); err != nil {
+		if _, err := s.DeleteExchange(ctx, bob.ID, gamma.id); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, s, "admin_audit", "exchange_ref = ? AND exchange_id IS NULL", gamma.id); n != 3 {

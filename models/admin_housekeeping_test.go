@@ -272,7 +272,7 @@ func TestDeletedContentLeavesTheFile(t *testing.T) {
 			u := mustUser(t, s, "ann")
 			ex, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Query: "my secret is " + secret}, "noted: "+secret)
 			mustTurn(t, s, TurnStart{UserID: u.ID, Query: "an unrelated chat"}, "that stays")
-			return func() error { return s.DeleteExchange(context.Background(), u.ID, ex.ID) }
+			return func() error { return errOf(s.DeleteExchange(context.Background(), u.ID, ex.ID)) }
 		}},
 		{"an account", func(t *testing.T, s *Store, _ func() bool) func() error {
 			ctx := context.Background()

@@ -2,7 +2,6 @@ package models
 
 import (
 	"encoding/json"
-	"time"
 
 	"gorm.io/gorm"
 )
@@ -27,9 +26,9 @@ type Deletion struct {
 	// Family is the root of the family it belonged to before it went (the
 	// key the sidebar knows the family by; itself when it had no branches).
 	Family int64
-	// Heir is the member of the family that now stands for it in the
-	// deleted exchange's list: the one active last in that list, else in
-	// its scope; read after the deletion. Nil: none of its scope is left.
+	// Heir is the member of the family that now stands for it, as
+	// Family.Heir chooses it (the sidebar shows it for the family); read
+	// after the deletion. Nil: none of its scope is left.
 	Heir *Exchange
 }
 
@@ -47,20 +46,8 @@ func (s *Store) tellDeleted(ds []Deletion) {
 
 // doomed is what a deletion's transaction reads of the exchanges about to go.
 type doomed struct {
-	list    map[int64]familyMember   // the deleted, by id
-	members map[int64][]familyMember // each family touched, by root (before)
-}
-
-// familyMember is a family's exchange as a deletion's heir is chosen.
-type familyMember struct {
-	Root      int64
-	ID        int64
-	UserID    int64
-	PageID    *int64
-	Scope     string
-	Pinned    bool
-	Archived  bool
-	UpdatedAt time.Time
+	list    map[int64]FamilyMember // the deleted, by id
+	members map[int64]*Family      // each family touched, by root (before)
 }
 
 // deletionChunk bounds the ids of one statement of the reads below (the
@@ -71,10 +58,10 @@ const deletionChunk = 1000
 // of the exchanges ids (all of which are about to go): their users, and the
 // families they belong to.
 func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
-	d := &doomed{list: map[int64]familyMember{}, members: map[int64][]familyMember{}}
+	d := &doomed{list: map[int64]FamilyMember{}, members: map[int64]*Family{}}
 	for start := 0; start < len(ids); start += deletionChunk {
 		chunk := ids[start:min(start+deletionChunk, len(ids))]
-		var rows []familyMember
+		var rows []FamilyMember
 		err := tx.Raw(`WITH RECURSIVE up(start, id, parent, depth) AS (
 				SELECT id, id, forked_from_id, 0 FROM exchanges WHERE id IN ?
 				UNION ALL
@@ -89,14 +76,14 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 		for _, r := range rows {
 			d.list[r.ID] = r
 			if _, seen := d.members[r.Root]; !seen {
-				d.members[r.Root] = nil
+				d.members[r.Root] = &Family{Root: r.Root}
 				forked = append(forked, r.Root)
 			}
 		}
 		if len(forked) == 0 {
 			continue
 		}
-		var members []familyMember
+		var members []FamilyMember
 		err = tx.Raw(`WITH RECURSIVE down(root, id, depth) AS (
 				SELECT id, id, 0 FROM exchanges WHERE id IN ?
 				UNION ALL
@@ -108,7 +95,8 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 			return nil, err
 		}
 		for _, m := range members {
-			d.members[m.Root] = append(d.members[m.Root], m)
+			f := d.members[m.Root]
+			f.Members = append(f.Members, m)
 		}
 	}
 	return d, nil
@@ -121,26 +109,11 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 func (s *Store) afterDelete(tx *gorm.DB, d *doomed) ([]Deletion, error) {
 	heirs := map[int64]int64{} // deleted → heir
 	var want []int64
+	gone := func(id int64) bool { _, ok := d.list[id]; return ok }
 	for id, x := range d.list {
-		var best, inList *familyMember
-		for i := range d.members[x.Root] {
-			m := &d.members[x.Root][i]
-			if _, gone := d.list[m.ID]; gone || m.Scope != x.Scope || m.UserID != x.UserID {
-				continue
-			}
-			if later(m, best) {
-				best = m
-			}
-			if m.Pinned == x.Pinned && m.Archived == x.Archived && later(m, inList) {
-				inList = m
-			}
-		}
-		if inList != nil {
-			best = inList
-		}
-		if best != nil {
-			heirs[id] = best.ID
-			want = append(want, best.ID)
+		if h := d.members[x.Root].Heir(&x, gone); h != nil {
+			heirs[id] = h.ID
+			want = append(want, h.ID)
 		}
 	}
 	byID := map[int64]*Exchange{}
@@ -170,14 +143,4 @@ func (s *Store) afterDelete(tx *gorm.DB, d *doomed) ([]Deletion, error) {
 		}
 	}
 	return out, nil
-}
-
-// later says whether m was active after best (nil: m is the first seen);
-// ties go to the younger exchange, as FamilyHeads orders them.
-func later(m, best *familyMember) bool {
-	if best == nil {
-		return true
-	}
-	a, b := m.UpdatedAt.UTC(), best.UpdatedAt.UTC()
-	return a.After(b) || (a.Equal(b) && m.ID > best.ID)
 }

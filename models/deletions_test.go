@@ -60,7 +60,7 @@ func TestDeletionsNameTheHeir(t *testing.T) {
 		}
 
 		// A middle member: the root heads the family.
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := h.take(), []string{fmt.Sprintf("%d %d→%d", f.f1.ID, f.root.ID, f.root.ID)}; !slices.Equal(got, want) {
@@ -79,7 +79,7 @@ func TestDeletionsNameTheHeir(t *testing.T) {
 			}
 		}
 		setUpdatedAt(t, s, third.ID, base.Add(time.Minute)) // older than the root, but pinned as f2 is
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.f2.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.f2.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := h.take(), []string{fmt.Sprintf("%d %d→%d", f.f2.ID, f.root.ID, third.ID)}; !slices.Equal(got, want) {
@@ -87,7 +87,7 @@ func TestDeletionsNameTheHeir(t *testing.T) {
 		}
 
 		// The root goes: its fork is the heir (and the family's root now).
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := h.take(), []string{fmt.Sprintf("%d %d→%d", f.root.ID, f.root.ID, third.ID)}; !slices.Equal(got, want) {
@@ -154,14 +154,14 @@ func TestDeletionNotifiesTheHeirFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	heard(t, s, conn)
-	if err := s.DeleteExchange(ctx, u.ID, root.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, u.ID, root.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantNotices(t, "delete the root", heard(t, s, conn),
 		Notice{Kind: NotifyFamily, Exchange: root.ID, User: u.ID, Heir: fork.ID, Root: root.ID},
 		Notice{Kind: NotifyExchange, Exchange: fork.ID, User: u.ID, Status: TurnIdle},
 		Notice{Kind: NotifyExchange, Exchange: root.ID, User: u.ID, Status: TurnIdle})
-	if err := s.DeleteExchange(ctx, u.ID, fork.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, u.ID, fork.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantNotices(t, "delete the last", heard(t, s, conn),

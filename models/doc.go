@@ -6,6 +6,8 @@
 //     of its parent's entries before a seq (forked_from_id, forked_at_seq).
 //   - branch: the person's word for one member of a family, its root too.
 //   - family: a root exchange and all its forks, forks of forks included.
+//     Which branch stands for it (the sidebar's, a deletion's heir, a
+//     switcher's) has one rule, Family's (family.go).
 //
 // The SQL rule: GORM by default, its query builder where it can say the
 // query, and Raw or Exec scanned by GORM where it cannot (recursive CTEs

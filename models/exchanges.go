@@ -223,24 +223,32 @@ func (s *Store) ReplaceTitle(ctx context.Context, userID, exchangeID int64, was,
 }
 
 // DeleteExchange deletes one of the user's exchanges and, by cascade, its
-// log. Its forks stay whole, in the family (reparentForks).
-func (s *Store) DeleteExchange(ctx context.Context, userID, id int64) error {
-	n, err := s.DeleteExchanges(ctx, userID, []int64{id})
+// log, and returns the deletion as the live tabs hear of it: its heir is
+// the branch that stands for its family now (Family.Heir), where a tab
+// that showed it goes. Its forks stay whole, in the family (reparentForks).
+func (s *Store) DeleteExchange(ctx context.Context, userID, id int64) (*Deletion, error) {
+	_, told, err := s.deleteExchanges(ctx, userID, []int64{id})
 	if err != nil {
-		return fmt.Errorf("delete exchange: %w", err)
+		return nil, fmt.Errorf("delete exchange: %w", err)
 	}
-	if n == 0 {
-		return fmt.Errorf("delete exchange: %w", ErrNotFound)
+	if len(told) == 0 {
+		return nil, fmt.Errorf("delete exchange: %w", ErrNotFound)
 	}
-	return nil
+	return &told[0], nil
 }
 
 // DeleteExchanges deletes those of ids that belong to the user and says how
 // many went; other users' ids are skipped. Forks of the deleted stay whole,
 // in the family (reparentForks).
 func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, error) {
+	n, _, err := s.deleteExchanges(ctx, userID, ids)
+	return n, err
+}
+
+// deleteExchanges is DeleteExchanges with the deletions it told.
+func (s *Store) deleteExchanges(ctx context.Context, userID int64, ids []int64) (int64, []Deletion, error) {
 	if len(ids) == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	var n int64
 	var told []Deletion
@@ -266,10 +274,11 @@ func (s *Store) DeleteExchanges(ctx context.Context, userID int64, ids []int64) 
 		told, err = s.afterDelete(tx, d)
 		return err
 	})
-	if err == nil {
-		s.tellDeleted(told)
+	if err != nil {
+		return 0, nil, wrap("delete exchanges", err)
 	}
-	return n, wrap("delete exchanges", err)
+	s.tellDeleted(told)
+	return n, told, nil
 }
 
 // ClearExchanges deletes all of the user's exchanges in a scope (with

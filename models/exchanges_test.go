@@ -287,11 +287,11 @@ func TestDeleteExchange(t *testing.T) {
 		ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "q"}, "a")
 		keep, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "keep"}, "a")
 
-		wantErr(t, s.DeleteExchange(ctx, bob.ID, ex.ID), ErrNotFound, "another user's delete")
+		wantErr(t, errOf(s.DeleteExchange(ctx, bob.ID, ex.ID)), ErrNotFound, "another user's delete")
 		if n := count(t, s, "messages", "exchange_id = ?", ex.ID); n != 2 {
 			t.Fatalf("another user's delete removed messages (%d left)", n)
 		}
-		if err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, s, "exchanges", "id = ?", ex.ID); n != 0 {
@@ -303,7 +303,7 @@ func TestDeleteExchange(t *testing.T) {
 		if n := count(t, s, "messages", "exchange_id = ?", keep.ID); n != 2 {
 			t.Errorf("the other exchange lost messages: %d left", n)
 		}
-		wantErr(t, s.DeleteExchange(ctx, ann.ID, ex.ID), ErrNotFound, "deleting twice")
+		wantErr(t, errOf(s.DeleteExchange(ctx, ann.ID, ex.ID)), ErrNotFound, "deleting twice")
 		_, err := s.Exchange(ctx, ann.ID, ex.ID)
 		wantErr(t, err, ErrNotFound, "reading a deleted exchange")
 	})
@@ -464,7 +464,7 @@ func TestCrossUserIsolation(t *testing.T) {
 		_, notFound["SetExchangeFeedback"] = s.SetExchangeFeedback(ctx, eve.ID, ex.ID, 0)
 		_, notFound["RenameExchange"] = s.RenameExchange(ctx, eve.ID, ex.ID, "mine now")
 		_, notFound["Summary"] = s.Summary(ctx, eve.ID, ex.ID)
-		notFound["DeleteExchange"] = s.DeleteExchange(ctx, eve.ID, ex.ID)
+		notFound["DeleteExchange"] = errOf(s.DeleteExchange(ctx, eve.ID, ex.ID))
 		_, _, notFound["StartTurn"] = s.StartTurn(ctx, TurnStart{UserID: eve.ID, ExchangeID: ex.ID, Scope: ScopeGeneral, Query: "hi", Owner: "o"})
 		for name, err := range notFound {
 			wantErr(t, err, ErrNotFound, name+" with another user's id")

@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // FamilyHead is where an exchange stands in its family, for a list that
@@ -15,8 +14,7 @@ type FamilyHead struct {
 	// one of their branches in the sidebar).
 	Branches int
 	// Head says no other member of the same list (scope, pinned, archived)
-	// was active later: the one the list shows for the family. Activity is
-	// updated_at, ties going to the younger exchange.
+	// was active later: the one the list shows for the family (Family.Head).
 	Head bool
 }
 
@@ -53,52 +51,36 @@ func (s *Store) FamilyHeads(ctx context.Context, userID int64, ids []int64) (map
 	for _, r := range roots {
 		rootIDs = append(rootIDs, r.Root)
 	}
-	var members []struct {
-		Root      int64
-		ID        int64
-		Scope     string
-		Pinned    bool
-		Archived  bool
-		UpdatedAt time.Time
-	}
+	var members []FamilyMember
 	err = db.Raw(`WITH RECURSIVE down(root, id, depth) AS (
 			SELECT id, id, 0 FROM exchanges WHERE id IN ? AND +user_id = ?
 			UNION ALL
 			SELECT down.root, e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id
 			WHERE down.depth < ? AND e.id <> down.root
-		) SELECT down.root, down.id, e.scope, e.pinned, e.archived, e.updated_at
+		) SELECT down.root, down.id, e.user_id, e.scope, e.pinned, e.archived, e.updated_at
 		FROM down JOIN exchanges e ON e.id = down.id`, rootIDs, userID, MaxForkDepth).Scan(&members).Error
 	if err != nil {
 		return nil, wrap("family heads", err)
 	}
-	type list struct {
-		root     int64
-		scope    string
-		pinned   bool
-		archived bool
-	}
-	type latest struct {
-		id int64
-		at time.Time
-	}
-	size := map[[2]any]int{}   // (root, scope) → members
-	heads := map[list]latest{} // each list's most recently active member
-	byID := map[int64]list{}   // the list each member is in
+	families := map[int64]*Family{}
 	for _, m := range members {
-		l := list{m.Root, m.Scope, m.Pinned, m.Archived}
-		byID[m.ID] = l
-		size[[2]any{m.Root, m.Scope}]++
-		at := m.UpdatedAt.UTC()
-		if h, ok := heads[l]; !ok || at.After(h.at) || (at.Equal(h.at) && m.ID > h.id) {
-			heads[l] = latest{m.ID, at}
+		f := families[m.Root]
+		if f == nil {
+			f = &Family{Root: m.Root}
+			families[m.Root] = f
 		}
+		f.Members = append(f.Members, m)
 	}
 	for _, r := range roots {
-		l, ok := byID[r.Start]
-		if !ok {
+		f := families[r.Root]
+		if f == nil {
 			continue // deleted between the two reads
 		}
-		out[r.Start] = FamilyHead{RootID: r.Root, Branches: size[[2]any{l.root, l.scope}], Head: heads[l].id == r.Start}
+		for i := range f.Members {
+			if m := &f.Members[i]; m.ID == r.Start {
+				out[r.Start] = FamilyHead{RootID: r.Root, Branches: f.Branches(m.Scope), Head: f.Head(m).ID == m.ID}
+			}
+		}
 	}
 	return out, nil
 }

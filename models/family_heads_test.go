@@ -56,7 +56,7 @@ func TestFamilyHeads(t *testing.T) {
 		}
 
 		// Deleting the root keeps the family whole, under a new root.
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
 			t.Fatal(err)
 		}
 		heads, err = s.FamilyHeads(ctx, f.ann.ID, []int64{f.f1.ID, f.f2.ID})

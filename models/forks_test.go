@@ -254,7 +254,7 @@ func TestDeleteRootKeepsTheForks(t *testing.T) {
 		ctx := context.Background()
 		f := newForkFixture(t, s)
 		before1, before2 := logOf(t, s, f.ann.ID, f.f1.ID), logOf(t, s, f.ann.ID, f.f2.ID)
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.root.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := logOf(t, s, f.ann.ID, f.f1.ID); !slices.Equal(got, before1) {
@@ -273,7 +273,7 @@ func TestDeleteRootKeepsTheForks(t *testing.T) {
 			t.Errorf("family %v, want %v", got, want)
 		}
 		// Then the new root: f2 keeps everything, still found once.
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := logOf(t, s, f.ann.ID, f.f2.ID); !slices.Equal(got, before2) {
@@ -292,7 +292,7 @@ func TestDeleteMiddleKeepsTheFamily(t *testing.T) {
 		ctx := context.Background()
 		f := newForkFixture(t, s)
 		beforeRoot, before2 := logOf(t, s, f.ann.ID, f.root.ID), logOf(t, s, f.ann.ID, f.f2.ID)
-		if err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, f.ann.ID, f.f1.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := logOf(t, s, f.ann.ID, f.root.ID); !slices.Equal(got, beforeRoot) {
@@ -647,7 +647,7 @@ func checkForksMigration(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteExchange(ctx, userID, exID); err != nil {
+	if _, err := s.DeleteExchange(ctx, userID, exID); err != nil {
 		t.Fatal(err)
 	}
 	if got := contents(mustMessages(t, s, userID, fk.ID)); !slices.Equal(got, []string{"oscar words"}) {
@@ -697,7 +697,7 @@ func TestForksRaceDeletes(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					if k == 3 {
-						errs <- s.DeleteExchange(ctx, u.ID, root.ID)
+						errs <- errOf(s.DeleteExchange(ctx, u.ID, root.ID))
 						return
 					}
 					_, err := s.Fork(ctx, u.ID, mid.ID, n)
@@ -711,7 +711,7 @@ func TestForksRaceDeletes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := s.DeleteExchange(ctx, u.ID, mid.ID); err != nil {
+			if _, err := s.DeleteExchange(ctx, u.ID, mid.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -835,7 +835,7 @@ func TestForkFamiliesMigration(t *testing.T) {
 		}
 		logB, logC := logOf(t, s, userID, b), logOf(t, s, userID, c.ID)
 		for _, gone := range []int64{root, a} {
-			if err := s.DeleteExchange(ctx, userID, gone); err != nil {
+			if _, err := s.DeleteExchange(ctx, userID, gone); err != nil {
 				t.Fatal(err)
 			}
 			if got := logOf(t, s, userID, b); !slices.Equal(got, logB) {
@@ -848,7 +848,7 @@ func TestForkFamiliesMigration(t *testing.T) {
 			wantBytesRight(t, s)
 		}
 		// b holds the originals now; deleting it leaves c's copies found.
-		if err := s.DeleteExchange(ctx, userID, b); err != nil {
+		if _, err := s.DeleteExchange(ctx, userID, b); err != nil {
 			t.Fatal(err)
 		}
 		if got := logOf(t, s, userID, c.ID); !slices.Equal(got, logC) {

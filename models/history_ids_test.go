@@ -138,11 +138,11 @@ func TestHistoryItemsFollowEveryWrite(t *testing.T) {
 		wantSummariesRight(t, s, ann.ID, "forks")
 
 		// Deleting the family's root promotes copies; every member stays.
-		if err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
 			t.Fatal(err)
 		}
 		wantSummariesRight(t, s, ann.ID, "the root deleted")
-		if err := s.DeleteExchange(ctx, ann.ID, whole.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, ann.ID, whole.ID); err != nil {
 			t.Fatal(err)
 		}
 		wantSummariesRight(t, s, ann.ID, "a middle member deleted")

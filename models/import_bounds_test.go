@@ -214,7 +214,7 @@ func TestForkCycleWalksEnd(t *testing.T) {
 			step("branch points", func() error { _, err := s.BranchPoints(ctx, ann.ID, id); return err })
 		}
 		step("family heads", func() error { _, err := s.FamilyHeads(ctx, ann.ID, []int64{a.ID, b.ID, c.ID}); return err })
-		step("delete", func() error { return s.DeleteExchange(ctx, ann.ID, a.ID) })
+		step("delete", func() error { return errOf(s.DeleteExchange(ctx, ann.ID, a.ID)) })
 		step("delete the rest", func() error { _, err := s.DeleteExchanges(ctx, ann.ID, []int64{b.ID, c.ID}); return err })
 	})
 }

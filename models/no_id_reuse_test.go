@@ -71,7 +71,7 @@ func TestDeletedTopIDsAreNeverGivenAgain(t *testing.T) {
 
 		// An exchange alone, the newest, deleted by its owner.
 		ex3, _, r3 := mustTurn(t, s, TurnStart{UserID: next.ID, Query: "again"}, "yes")
-		if err := s.DeleteExchange(ctx, next.ID, ex3.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, next.ID, ex3.ID); err != nil {
 			t.Fatal(err)
 		}
 		ex4, q4, _ := mustTurn(t, s, TurnStart{UserID: next.ID, Query: "once more"}, "ok")

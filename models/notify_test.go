@@ -121,7 +121,7 @@ func TestNotifications(t *testing.T) {
 	}
 	wantNotices(t, "page saved", heard(t, s, conn), Notice{Kind: NotifyPage, Page: p.ID, User: u.ID})
 
-	if err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
 		t.Fatal(err)
 	}
 	got = heard(t, s, conn)

@@ -103,7 +103,7 @@ func TestSearchIndexDeletes(t *testing.T) {
 	ann := mustUser(t, s, "ann")
 	early, q, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "pelicans before the batch"}, "coasts")
 	waiting(t, s, q.ID)
-	if err := s.DeleteExchange(ctx, ann.ID, early.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, ann.ID, early.ID); err != nil {
 		t.Fatal(err)
 	}
 	indexIntact(t, s)
@@ -116,7 +116,7 @@ func TestSearchIndexDeletes(t *testing.T) {
 	if got := hitMessages(t, s, ann.ID, "pelicans"); len(got) != 1 || got[0] != q.ID {
 		t.Fatalf("search found %v, want %d", got, q.ID)
 	}
-	if err := s.DeleteExchange(ctx, ann.ID, late.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, ann.ID, late.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, s, "messages_fts", "messages_fts MATCH 'pelicans OR coasts'"); n != 0 {
@@ -174,7 +174,7 @@ func TestSearchIndexPromotedCopies(t *testing.T) {
 				t.Fatalf("watermark %d, original %d: not the case under test", w, q.ID)
 			}
 			indexIntact(t, s)
-			if err := s.DeleteExchange(ctx, ann.ID, root.ID); err != nil {
+			if _, err := s.DeleteExchange(ctx, ann.ID, root.ID); err != nil {
 				t.Fatal(err)
 			}
 			indexIntact(t, s)
@@ -284,7 +284,7 @@ func TestSearchIndexReusedIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ := watermark(t, s)
-	if err := s.DeleteExchange(ctx, ann.ID, last.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, ann.ID, last.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, q, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "where do pelicans winter"}, "on warm coasts")
@@ -396,7 +396,7 @@ func TestSearchIndexUnderConcurrentWrites(t *testing.T) {
 							return err
 						}
 					case 3: // the chat deleted (its forks' copies promoted), a new one begun
-						if err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
+						if _, err := s.DeleteExchange(ctx, ann.ID, ex.ID); err != nil {
 							return err
 						}
 						exID, turns = 0, 0

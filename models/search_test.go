@@ -140,7 +140,7 @@ func TestSearchSkipsErrorRowsAndFollowsDeletes(t *testing.T) {
 		if got := search(t, s, ann.ID, "first question"); len(got) != 1 { // the old title is gone
 			t.Fatalf("after the rename, the old title: %v", hitRoles(got))
 		}
-		if err := s.DeleteExchange(context.Background(), ann.ID, ex.ID); err != nil {
+		if _, err := s.DeleteExchange(context.Background(), ann.ID, ex.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := search(t, s, ann.ID, "axolotl"); len(got) != 0 {

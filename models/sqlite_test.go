@@ -132,7 +132,7 @@ func TestFullTextIndex(t *testing.T) {
 		if got := search("penguins"); len(got) != 0 {
 			t.Fatalf("search penguins: %v, want nothing", got)
 		}
-		if err := s.DeleteExchange(context.Background(), u.ID, ex.ID); err != nil {
+		if _, err := s.DeleteExchange(context.Background(), u.ID, ex.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := search("pelicans"); len(got) != 0 {

@@ -107,7 +107,7 @@ func TestSubRunIsRecordedAndHidden(t *testing.T) {
 		}
 
 		// Deleting the parent deletes its sub-runs, their logs and records.
-		if err := s.DeleteExchange(ctx, ann.ID, parent.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, ann.ID, parent.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, s, "exchanges", "id = ?", sub.ID) + count(t, s, "sub_runs", "1 = 1") + count(t, s, "messages", "exchange_id = ?", sub.ID); n != 0 {
@@ -146,7 +146,7 @@ func TestSubRunsNestAndCascade(t *testing.T) {
 		if runs := mustList(t)(s.SubRuns(ctx, ann.ID, fork.ID)); len(runs) != 0 {
 			t.Fatalf("the fork has sub-runs %+v", runs)
 		}
-		if err := s.DeleteExchange(ctx, ann.ID, parent.ID); err != nil {
+		if _, err := s.DeleteExchange(ctx, ann.ID, parent.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, s, "exchanges", "id <> ?", fork.ID) + count(t, s, "sub_runs", "1 = 1") + count(t, s, "messages", "exchange_id <> ?", fork.ID); n != 0 {

@@ -100,7 +100,7 @@ func TestPanelOfAGoneChatIsANewChat(t *testing.T) {
 	if panel.ExchangeID != ex.ID || len(panel.Entries) != 2 || len(panel.Chats) != 1 {
 		t.Fatalf("panel on its chat: exchange %d, %d entries, %d chats", panel.ExchangeID, len(panel.Entries), len(panel.Chats))
 	}
-	if err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
 		t.Fatal(err)
 	}
 	panel, err = sc.Panel(ctx, v, p, screens.PanelState{Open: true, Current: ex.ID})
