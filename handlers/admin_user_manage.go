@@ -31,7 +31,7 @@ func (h *Handlers) adminUserDemote(c *fiber.Ctx) error {
 		return err
 	}
 	self := id == currentUser(c).ID
-	if self && c.FormValue("confirmed") != "1" {
+	if self && !confirmed(c) {
 		return h.adminConfirm(c, "Give up your administrator rights?",
 			"You will lose access to the admin area at once. Another administrator can give it back.",
 			paths.AdminUserDemote(id), "Give up admin rights")
@@ -53,7 +53,7 @@ func (h *Handlers) adminUserDisable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		target, err := h.store.AdminUser(c.UserContext(), id)
 		if err != nil {
 			return err
@@ -123,7 +123,7 @@ func (h *Handlers) adminUserDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		target, err := h.store.AdminUser(c.UserContext(), id)
 		if err != nil {
 			return err
