@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"palaver/paths"
 )
 
 // SearchQuery is one page of a user's search over their own messages and
@@ -45,6 +47,24 @@ type SearchHit struct {
 	Snippet string
 	At      time.Time // the message's time, or the exchange's last activity
 	Cursor  SearchCursor
+}
+
+// Link is where the hit leads, for the search screen and for the agents'
+// search alike: its conversation on its message (a title's hit: the
+// conversation), a page's chat in the page's editor; "" for a chat no
+// screen shows (a job's, or a page chat without its page).
+func (h SearchHit) Link() string {
+	switch {
+	case h.Scope == ScopeGeneral && h.Seq != nil:
+		return paths.ChatAtSeq(h.ExchangeID, *h.Seq)
+	case h.Scope == ScopeGeneral:
+		return paths.Chat(h.ExchangeID)
+	case h.Scope == ScopePage && h.PageID != nil && h.Seq != nil:
+		return paths.PageChatAtSeq(*h.PageID, h.ExchangeID, *h.Seq)
+	case h.Scope == ScopePage && h.PageID != nil:
+		return paths.PageChatOpen(*h.PageID, h.ExchangeID)
+	}
+	return ""
 }
 
 // SearchCursor is a keyset position in a search's order: best rank first

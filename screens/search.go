@@ -27,7 +27,7 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 	r := views.SearchResults{Query: text, More: q.Before != nil}
 	now := time.Now()
 	for _, h := range hits {
-		link := hitURL(h)
+		link := h.Link()
 		if link == "" {
 			continue
 		}
@@ -41,23 +41,6 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 		r.Next = paths.WithQuery(paths.ChatSearch, next)
 	}
 	return r, nil
-}
-
-// hitURL is where a hit leads: the conversation on its message (a title
-// hit: the conversation), in the page's editor for a page chat; "" for a
-// chat no screen shows (a job's).
-func hitURL(h models.SearchHit) string {
-	switch {
-	case h.Scope == models.ScopeGeneral && h.Seq != nil:
-		return paths.ChatAtSeq(h.ExchangeID, *h.Seq)
-	case h.Scope == models.ScopeGeneral:
-		return paths.Chat(h.ExchangeID)
-	case h.Scope == models.ScopePage && h.PageID != nil && h.Seq != nil:
-		return paths.PageChatAtSeq(*h.PageID, h.ExchangeID, *h.Seq)
-	case h.Scope == models.ScopePage && h.PageID != nil:
-		return paths.PageChatOpen(*h.PageID, h.ExchangeID)
-	}
-	return ""
 }
 
 // hitRole names whose words matched.
