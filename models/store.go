@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,9 @@ func Open(dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(sqlite.Open(sqliteDSN), cfg)
+	// Through a connector of its own: each connection sets its
+	// journal_size_limit (erase.go).
+	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sql.OpenDB(newSQLiteConnector(sqliteDSN))}), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
 	}
@@ -95,6 +98,11 @@ func Open(dsn string, opts Options) (*Store, error) {
 		}
 		s.index.wrote(writes)
 	})
+	if s.group.ckpt != nil {
+		if err := s.watchErasures(); err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -123,6 +131,10 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// sqliteBusyTimeout is how long, in milliseconds, a connection waits for a
+// lock before it answers "database is locked".
+const sqliteBusyTimeout = 10000
+
 func sqliteDSN(path, synchronous string) (string, error) {
 	if path == "" {
 		return "", errors.New("open sqlite: empty database path")
@@ -142,7 +154,7 @@ func sqliteDSN(path, synchronous string) (string, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", strings.ToUpper(synchronous))
-	q.Set("_busy_timeout", "10000")
+	q.Set("_busy_timeout", strconv.Itoa(sqliteBusyTimeout))
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
 	q.Set("_secure_delete", "on")
