@@ -54,3 +54,34 @@ func TestSearchPrefixOtherUsersWords(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchCopiedIn counts the forks that show a hit's message, the
+// user's own only.
+func TestSearchCopiedIn(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		ex, q, a := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "first"}, "reply")
+		mustTurn(t, s, TurnStart{UserID: ann.ID, ExchangeID: ex.ID, Query: "second"}, "reply two")
+		f1, err := s.Fork(ctx, ann.ID, ex.ID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Fork(ctx, ann.ID, f1.ID, 2); err != nil { // a fork of a fork
+			t.Fatal(err)
+		}
+		if _, err := s.Fork(ctx, ann.ID, ex.ID, 1); err != nil { // copies the question only
+			t.Fatal(err)
+		}
+		got, err := s.CopiedIn(ctx, ann.ID, []int64{q.ID, a.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[q.ID] != 3 || got[a.ID] != 2 {
+			t.Fatalf("copies %v, want %d: 3 and %d: 2", got, q.ID, a.ID)
+		}
+		if got, err := s.CopiedIn(ctx, bob.ID, []int64{q.ID}); err != nil || len(got) != 0 {
+			t.Fatalf("bob sees ann's copies: %v, %v", got, err)
+		}
+	})
+}
