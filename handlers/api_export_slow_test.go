@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,13 @@ func stalledExport(t *testing.T, addr, key string) net.Conn {
 	t.Cleanup(func() { conn.Close() })
 	if _, err := fmt.Fprintf(conn, "GET /api/export HTTP/1.1\r\nHost: palaver\r\nx-api-key: %s\r\n\r\n", key); err != nil {
 		t.Fatal(err)
+	}
+	// Its status line says the export has begun (a few bytes read: the
+	// rest stays unread).
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	status, err := bufio.NewReaderSize(conn, 16).ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Fatalf("a stalled export's status %q, %v", status, err)
 	}
 	return conn
 }
@@ -68,28 +76,39 @@ func promptGet(t *testing.T, url, key string) int {
 	return res.StatusCode
 }
 
-// checkpoint writes a row, then checkpoints the WAL with TRUNCATE: it
-// says whether the checkpoint completed (no reader held it back).
+// checkpoint writes a row, then checkpoints the WAL with TRUNCATE, again
+// for up to three seconds while readers hold it back (an export reading its
+// next batch does, for a moment): it says whether one completed.
 func (a *testApp) checkpoint() bool {
 	a.t.Helper()
 	db, err := a.store.SQL()
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := db.ExecContext(ctx, "UPDATE users SET username = username"); err != nil {
-		a.t.Fatal(err)
-	}
-	var busy, log, done int
-	if err := db.QueryRowContext(ctx, "PRAGMA busy_timeout = 100").Scan(&busy); err != nil {
-		a.t.Fatal(err)
-	}
-	err = db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done)
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return busy == 0
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "UPDATE users SET username = username"); err != nil {
+		a.t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 100"); err != nil {
+		a.t.Fatal(err)
+	}
+	defer func() { _, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = 10000") }()
+	for until := time.Now().Add(3 * time.Second); time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
+		var busy, log, done int
+		if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+			a.t.Fatal(err)
+		}
+		if busy == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestAPIExportStalledClientsHoldNoCursor: eight exports (the pool's size)
@@ -100,16 +119,17 @@ func (a *testApp) checkpoint() bool {
 func TestAPIExportStalledClientsHoldNoCursor(t *testing.T) {
 	a := newTestApp(t, func(d *handlers.Deps) {
 		d.Config.ExportsPerUser, d.Config.ExportsAtOnce = 8, 8 // the pool's size: the gate does not help here
-		d.Config.ExportWriteTimeout = 2 * time.Second
+		d.Config.ExportWriteTimeout = 6 * time.Second          // past the checks below
 	})
 	ann, dan := a.apiClient("ann"), a.apiClient("dan")
 	a.seedBulk(ann.user.ID, 40, 20, 16000) // 12 MiB: far more than the sockets buffer
 	dan.apiChat("dan's own chat", 0)
 	addr := a.serveTCP()
+	started := time.Now()
 	for range 8 {
 		stalledExport(t, addr, ann.apiKey)
 	}
-	time.Sleep(500 * time.Millisecond) // until they wait on their clients
+	time.Sleep(300 * time.Millisecond) // until they wait on their clients
 	for range 3 {
 		if s := promptGet(t, "http://"+addr+"/healthz", ""); s != http.StatusOK {
 			t.Fatalf("/healthz: %d", s)
@@ -123,7 +143,7 @@ func TestAPIExportStalledClientsHoldNoCursor(t *testing.T) {
 	}
 	// Past the write deadline the exports have ended: ann may export again,
 	// and reads it whole.
-	time.Sleep(3 * time.Second)
+	time.Sleep(time.Until(started.Add(7 * time.Second)))
 	res, body := ann.api(http.MethodGet, "/api/export", nil)
 	if res.StatusCode != http.StatusOK || len(body) < 12<<20 {
 		t.Fatalf("ann's export after the stalled ones: %d, %d bytes", res.StatusCode, len(body))
