@@ -78,14 +78,14 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-* headers count (the
 	// client's address, scheme and host); from anyone else they are ignored.
 	TrustedProxies []netip.Prefix
-	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
-	MaxImportBytes int64
 	// ExportsPerUser and ExportsAtOnce bound the full exports running at
 	// once, a user's and everyone's; 0 means 2 and 4 (export_gate.go).
 	ExportsPerUser, ExportsAtOnce int
 	// ExportWriteTimeout is the longest an export's write may wait on its
 	// client before the export ends; 0 means 30s.
 	ExportWriteTimeout time.Duration
+	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
+	MaxImportBytes int64
 }
 
 // Deps are everything the handlers use. Nothing is global.

@@ -107,10 +107,14 @@ func (cp *checkpointer) truncateOnce() bool {
 		return false
 	}
 	defer conn.Close()
+	var busyWas int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busyWas); err != nil {
+		return false
+	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(eraseBusy)); err != nil {
 		return false
 	}
-	defer func() { _, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(sqliteBusyTimeout)) }()
+	defer func() { _, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(busyWas, 10)) }()
 	var busy, logged, copied sql.NullInt64
 	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &copied); err != nil {
 		return false

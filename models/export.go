@@ -188,9 +188,9 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 	var within, after int64
 	from := 0
 	for within != 0 || from < len(ids) {
-		q := db.Raw(exportLogColumns+` WHERE exchange_id IN ? ORDER BY exchange_id, id LIMIT ?`, ids[from:], exportChunk)
+		q := db.Raw(exportLogsSQL+` WHERE exchange_id IN ? ORDER BY exchange_id, id LIMIT ?`, ids[from:], exportChunk)
 		if within != 0 {
-			q = db.Raw(exportLogColumns+` WHERE exchange_id = ? AND id > ? ORDER BY id LIMIT ?`, within, after, exportChunk)
+			q = db.Raw(exportLogsSQL+` WHERE exchange_id = ? AND id > ? ORDER BY id LIMIT ?`, within, after, exportChunk)
 		}
 		chunk, err := exportChunkRead(q)
 		if err != nil {
@@ -223,8 +223,9 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 	return emit(0) // the rest, the last log included
 }
 
-// exportLogColumns selects what an export writes of a message.
-const exportLogColumns = `SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
+// exportLogsSQL selects every column of Message (the column-coverage test
+// checks it), in the order exportChunkRead scans them.
+const exportLogsSQL = `SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
 	feedback, feedback_comment, created_at, copy_of FROM messages`
 
 // exportedMessage is a message read for an export, its JSON as stored.

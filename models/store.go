@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -131,10 +130,6 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// sqliteBusyTimeout is how long, in milliseconds, a connection waits for a
-// lock before it answers "database is locked".
-const sqliteBusyTimeout = 10000
-
 func sqliteDSN(path, synchronous string) (string, error) {
 	if path == "" {
 		return "", errors.New("open sqlite: empty database path")
@@ -154,7 +149,7 @@ func sqliteDSN(path, synchronous string) (string, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", strings.ToUpper(synchronous))
-	q.Set("_busy_timeout", strconv.Itoa(sqliteBusyTimeout))
+	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
 	q.Set("_secure_delete", "on")

@@ -15,10 +15,11 @@ const SearchBatch = 20
 
 // Search runs one page of the user's search and maps its hits to links
 // that open each conversation on the message. text is what was typed (for
-// the next page's address). Job chats have no screen of their own, so their
-// hits are left out; the next page still starts after the last hit the store
-// returned, shown or not. A family's branches show an entry they share
-// once (familyHits).
+// the next batch's address). Job chats have no screen of their own, so their
+// hits are left out; the next batch still starts after the last hit the store
+// returned, shown or not.
+//
+// A family's branches show an entry they share once (familyHits).
 func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.SearchQuery) (views.SearchResults, error) {
 	q.Limit = SearchBatch
 	hits, err := s.store.Search(ctx, v.UserID, q)
