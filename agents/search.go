@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"palaver/models"
-	"palaver/paths"
 )
 
 // AgentSearch is the sub-agent that searches the user's conversations. It
@@ -103,7 +101,7 @@ func (s *Service) search(ctx context.Context, sub *SubRun, from *models.Exchange
 	hits := topHits(found)
 	for _, h := range hits {
 		hit := SearchHit{ExchangeID: h.ExchangeID, Seq: h.Seq, Role: h.Role, Title: h.Title,
-			Snippet: plainSnippet(h.Snippet), URL: hitURL(h), At: h.At}
+			Snippet: plainSnippet(h.Snippet), URL: h.Link(), At: h.At}
 		out.Hits = append(out.Hits, hit)
 		entry := &models.Message{Role: models.RoleToolResult, Content: hit.Title + " — " + hit.Snippet,
 			Tool: &models.ToolFields{CallID: "hit", Name: AgentSearch, Result: hit}}
@@ -123,8 +121,9 @@ func (s *Service) search(ctx context.Context, sub *SubRun, from *models.Exchange
 }
 
 // topHits keeps the best searchHits hits, leaving out a title's hit when
-// a message of the same conversation is among them: the message says more,
-// and the link lands on it.
+// a message of the same conversation is among them (the message says more,
+// and the link lands on it) and hits in a chat no screen shows (a job's):
+// a link to it would answer 404.
 func topHits(found []models.SearchHit) []models.SearchHit {
 	withMessage := map[int64]bool{}
 	for _, h := range found {
@@ -137,7 +136,7 @@ func topHits(found []models.SearchHit) []models.SearchHit {
 		if len(out) == searchHits {
 			break
 		}
-		if h.MessageID == nil && withMessage[h.ExchangeID] {
+		if h.MessageID == nil && withMessage[h.ExchangeID] || h.Link() == "" {
 			continue
 		}
 		out = append(out, h)
@@ -153,19 +152,6 @@ func countHits(n int) string {
 		return "1 match"
 	}
 	return strconv.Itoa(n) + " matches"
-}
-
-// hitURL opens a hit's conversation at its message: a page's chat in the
-// page's editor, any other in the chat screen.
-func hitURL(h models.SearchHit) string {
-	u := paths.Chat(h.ExchangeID)
-	if h.Scope == models.ScopePage && h.PageID != nil {
-		u = paths.PageChatOpen(*h.PageID, h.ExchangeID)
-	}
-	if h.Seq == nil {
-		return u
-	}
-	return paths.WithQuery(u, url.Values{"seq": {strconv.FormatInt(*h.Seq, 10)}})
 }
 
 // plainSnippet turns a search snippet (escaped HTML with <mark>s) back

@@ -210,3 +210,30 @@ func TestRunSubRecordsAFailure(t *testing.T) {
 		t.Fatalf("a stopped sub-run: %+v, %v", run, err)
 	}
 }
+
+// TestRouterSearchLinksNoJobChat: a job's chat has no screen (its /chat/{id}
+// answers 404), so the agent's search leaves its hits out, as the search
+// screen does, and links the rest where the screen links them.
+func TestRouterSearchLinksNoJobChat(t *testing.T) {
+	s := newStore(t)
+	ann := newUser(t, s, "ann")
+	svc := New(s, &Builtin{}, Options{Logger: quiet})
+	job := "7"
+	jobChat := send(t, svc, SendRequest{UserID: ann, JobID: &job, Query: "okapis in job seven"})
+	general := send(t, svc, SendRequest{UserID: ann, Query: "where do okapis live"})
+
+	res := send(t, svc, SendRequest{UserID: ann, Query: "Search my chats for okapis"})
+	links := markdownLink.FindAllStringSubmatch(res.Reply.Content, -1)
+	var urls []string
+	for _, l := range links {
+		urls = append(urls, l[2])
+	}
+	if want := fmt.Sprintf("/chat/%d?seq=0", general.Exchange.ID); !slices.Contains(urls, want) {
+		t.Errorf("no link to %s in:\n%s", want, res.Reply.Content)
+	}
+	for _, u := range urls {
+		if strings.Contains(u, fmt.Sprintf("/chat/%d", jobChat.Exchange.ID)) {
+			t.Errorf("a link to the job's chat, which no screen shows: %s", u)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func Markdown(w io.Writer, e *models.ExportedExchange) error {
 	if strings.TrimSpace(title) == "" {
 		title = "Untitled conversation"
 	}
-	fmt.Fprintf(b, "# %s\n\n", oneLine(title))
+	fmt.Fprintf(b, "# %s\n\n", literal(oneLine(title)))
 	fmt.Fprintf(b, "_%s · started %s · last activity %s_\n", plural(int(e.TurnCount), "turn", "turns"), stamp(e.CreatedAt), stamp(e.UpdatedAt))
 	if e.ForkedAtSeq != nil {
 		fmt.Fprintf(b, "\n_A branch: it shares the first %s of the conversation it was forked from._\n", plural(int(*e.ForkedAtSeq), "entry", "entries"))
@@ -31,20 +31,20 @@ func Markdown(w io.Writer, e *models.ExportedExchange) error {
 		switch m.Role {
 		case models.RoleUser:
 			turn++
-			fmt.Fprintf(b, "\n## Turn %d\n\n**You** · %s\n\n%s\n", turn, stamp(m.CreatedAt), m.Content)
+			fmt.Fprintf(b, "\n## Turn %d\n\n**You** · %s\n\n%s\n", turn, stamp(m.CreatedAt), literal(m.Content))
 		case models.RoleAssistant:
 			who := "Assistant"
 			if m.AgentType != nil && *m.AgentType != "" {
-				who += " (" + *m.AgentType + ")"
+				who += " (" + literal(*m.AgentType) + ")"
 			}
-			fmt.Fprintf(b, "\n**%s** · %s\n\n%s\n", who, stamp(m.CreatedAt), m.Content)
+			fmt.Fprintf(b, "\n**%s** · %s\n\n%s\n", who, stamp(m.CreatedAt), reply(m.Content))
 			if m.Feedback != nil {
 				rating := "👍 rated helpful"
 				if *m.Feedback == models.FeedbackDown {
 					rating = "👎 rated unhelpful"
 				}
 				if m.FeedbackComment != nil && *m.FeedbackComment != "" {
-					rating += ": " + oneLine(*m.FeedbackComment)
+					rating += ": " + literal(oneLine(*m.FeedbackComment))
 				}
 				fmt.Fprintf(b, "\n> %s\n", rating)
 			}
@@ -61,7 +61,7 @@ func Markdown(w io.Writer, e *models.ExportedExchange) error {
 			}
 			fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n%s\n%s\n%s\n\n</details>\n", label, fence(body), body, fence(body))
 		case models.RoleError:
-			fmt.Fprintf(b, "\n> **Error** · %s: %s\n", stamp(m.CreatedAt), oneLine(m.Content))
+			fmt.Fprintf(b, "\n> **Error** · %s: %s\n", stamp(m.CreatedAt), literal(oneLine(m.Content)))
 		}
 	}
 	return b.Flush()

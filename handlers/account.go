@@ -164,14 +164,14 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	ctx, u := c.UserContext(), currentUser(c)
 	checked := h.sessions.GetInt64(ctx, sessDeleteChecked)
 	recent := checked != 0 && time.Since(time.Unix(checked, 0)) < deleteCheckedFor
-	if formValue(c, "confirmed") != "1" || !recent {
+	if !confirmed(c) || !recent {
 		if status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted."); err != nil {
 			return err
 		} else if status != 0 {
 			return h.accountRefused(c, status, func(p *views.AccountScreen) { p.DeleteError = msg })
 		}
 	}
-	if formValue(c, "confirmed") != "1" {
+	if !confirmed(c) {
 		h.sessions.Put(ctx, sessDeleteChecked, time.Now().Unix())
 		n, err := h.store.OwnedCounts(ctx, u.ID)
 		if err != nil {

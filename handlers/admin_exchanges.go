@@ -93,6 +93,13 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 	if f.ActiveFrom != nil && f.ActiveBefore != nil && !f.ActiveFrom.Before(*f.ActiveBefore) {
 		problems = append(problems, "“Active from” is after “Active to”.")
 	}
+	if v := keep("family"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			problems = append(problems, "The family is named by one of its conversations' numbers.")
+		}
+		f.Family = id
+	}
 	f.NegativeFeedback = keep("negative") == "1"
 	f.HasErrors = keep("errors") == "1"
 	if f.Title = keep("q"); utf8.RuneCountInString(f.Title) > maxTitleLength {

@@ -37,7 +37,7 @@ func (h *Handlers) adminVacuum(c *fiber.Ctx) error {
 
 // adminPurgeOrphans deletes the orphaned exchanges once confirmed.
 func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		_, total, err := h.store.AdminOrphans(c.UserContext(), time.Now(), 0)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (h *Handlers) adminRetentionDryRun(c *fiber.Ctx) error {
 // the schedule is on, and says what went.
 func (h *Handlers) adminRetentionRun(c *fiber.Ctx) error {
 	ctx := untimed(c) // a run over many conversations may take a while
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		st, err := h.store.Settings(ctx)
 		if err != nil {
 			return err

@@ -93,7 +93,7 @@ func (h *Handlers) adminUserSwitched(sw adminUserSwitch) fiber.Handler {
 			return err
 		}
 		self := id == currentUser(c).ID
-		if sw.ask != nil && c.FormValue("confirmed") != "1" {
+		if sw.ask != nil && !confirmed(c) {
 			q, err := sw.ask(h, c, id, self)
 			if err != nil {
 				return err
@@ -154,7 +154,7 @@ func (h *Handlers) adminUserDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		target, err := h.store.AdminUser(c.UserContext(), id)
 		if err != nil {
 			return err

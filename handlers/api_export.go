@@ -17,17 +17,28 @@ import (
 // read from the database a batch at a time and written as it goes, so a
 // large account neither waits nor sits in memory whole. The status is sent
 // with the first line; a failure past it ends the stream early (and is
-// logged).
+// logged). At most a few run at once (export_gate.go); one whose client
+// stops reading, or goes away, ends at its next write.
 func (h *Handlers) apiExport(c *fiber.Ctx) error {
 	userID := currentUser(c).ID
+	release, err := h.exports.acquire(userID)
+	if err != nil {
+		c.Set(fiber.HeaderRetryAfter, exportRetryAfter)
+		return err
+	}
+	conn := c.Context().Conn()
+	c.Context().SetConnectionClose() // the write deadline stays on the connection
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="palaver-export-%s.ndjson"`, time.Now().UTC().Format("2006-01-02")))
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		// The request is over by now: the export has its own context.
-		n, err := dataport.Export(context.Background(), h.store, userID, w, nil)
+		defer release()
+		// The request is over by now: the export has its own context, which
+		// its first failed write cancels.
+		out := &deadlineWriter{w: w, conn: conn, timeout: h.cfg.ExportWriteTimeout}
+		n, err := dataport.Export(context.Background(), h.store, userID, out, nil)
 		if err == nil {
-			err = w.Flush()
+			err = out.Flush()
 		}
 		if err != nil {
 			h.log.Warn("export ended early", "user", userID, "pages", n.Pages, "exchanges", n.Exchanges, "err", err)

@@ -88,6 +88,7 @@ func TestBrowser(t *testing.T) {
 		{"Phone", browserPhone},
 		{"EveryScreen", browserEveryScreen},
 		{"SearchOrganise", browserSearchOrganise},
+		{"SearchLongMatch", browserSearchLongMatch},
 		{"Account", browserAccount},
 		{"LongTranscript", browserLongTranscript},
 		{"TimeTravel", browserTimeTravel},

@@ -102,3 +102,44 @@ func browserSearchOrganise(t *testing.T, root context.Context) {
 	}
 	tab.waitVisible(fmt.Sprintf("#pinned-items #history-%d", pinMe))
 }
+
+// browserSearchLongMatch: a rare word near the start of a reply far taller
+// than the screen. Opened from its search hit, the conversation shows the
+// matched word itself, marked, in view (centring the message showed the
+// middle of the reply, the word far above it).
+func browserSearchLongMatch(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	tab := s.window("lea")
+	tab.register("lea")
+	u, err := s.app.store.UserByUsername(context.Background(), "lea")
+	if err != nil {
+		s.fatalf("lea: %v", err)
+	}
+	var reply strings.Builder
+	reply.WriteString("First, a word about the Okapi forests.\n\n")
+	for i := range 120 {
+		fmt.Fprintf(&reply, "Paragraph %d of the long answer, about the route and the weather and the gear.\n\n", i)
+	}
+	long := s.app.searchChat(u.ID, models.ScopeGeneral, nil, "Tell me everything about the trip", reply.String())
+	s.app.searchChat(u.ID, models.ScopeGeneral, nil, "a newer chat", "newer")
+
+	tab.visit("/chat")
+	tab.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
+	tab.typeInto("[data-testid=history-search]", "okapi")
+	tab.waitFor("the hit", browserCount("#search-results [data-testid=search-hit]")+" === 1")
+	tab.do("choose the hit and open it", chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
+	tab.waitFor("the conversation open on the reply", fmt.Sprintf(`location.pathname + location.search === %s`,
+		browserQuote(fmt.Sprintf("/chat/%d?seq=1", long))))
+	tab.waitFor("the matched word marked and in view", `(() => {
+		const m = document.querySelector("[data-testid=message][data-highlight=true] [data-testid=search-match]");
+		const box = document.getElementById("transcript-scroll");
+		if (!m || m.textContent !== "Okapi" || !box) return false;
+		const r = m.getBoundingClientRect(), b = box.getBoundingClientRect();
+		return r.height > 0 && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+	})()`)
+	// The reply is far taller than the screen: the mark is not in view by
+	// chance of the whole message fitting.
+	if h := browserEval[float64](tab, `document.querySelector("[data-highlight=true]").getBoundingClientRect().height / document.getElementById("transcript-scroll").getBoundingClientRect().height`); h < 2 {
+		s.fatalf("the reply is only %.1f screens tall", h)
+	}
+}

@@ -61,7 +61,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 		return err
 	}
 	self := paths.Chat(ex.ID)
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
 			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
@@ -106,7 +106,7 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 // chatClear deletes all the user's general conversations once confirmed;
 // page and job chats stay.
 func (h *Handlers) chatClear(c *fiber.Ctx) error {
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Clear all conversations", "chat"), Heading: "Delete all your conversations?",
 			Message: "Every conversation in your chat history will be deleted. " + views.ClearAllKept + " This cannot be undone.",

@@ -36,6 +36,12 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-* headers count (the
 	// client's address, scheme and host); from anyone else they are ignored.
 	TrustedProxies []netip.Prefix
+	// ExportsPerUser and ExportsAtOnce bound the full exports running at
+	// once, a user's and everyone's; 0 means 2 and 4 (export_gate.go).
+	ExportsPerUser, ExportsAtOnce int
+	// ExportWriteTimeout is the longest an export's write may wait on its
+	// client before the export ends; 0 means 30s.
+	ExportWriteTimeout time.Duration
 	// MaxImportBytes is the largest file an import takes; 0 means 256 MiB.
 	MaxImportBytes int64
 	// MaxImportStored bounds the bytes one import may store, copies of
@@ -91,6 +97,7 @@ type Handlers struct {
 	throttle  throttle.Throttle
 	csrfKey   []byte
 	observer  Observer
+	exports   *exportGate // the full exports running (export_gate.go)
 
 	// liveFrames holds whole live messages many tabs receive alike,
 	// framed once (live_frames.go).
@@ -129,6 +136,9 @@ func New(d Deps) *fiber.App {
 	if d.Throttle == nil {
 		d.Throttle = throttle.NewMemory(nil, 0)
 	}
+	if d.Config.ExportWriteTimeout <= 0 {
+		d.Config.ExportWriteTimeout = exportWriteTimeout
+	}
 	if d.Observer == nil {
 		d.Observer = noObserver{}
 	}
@@ -141,6 +151,7 @@ func New(d Deps) *fiber.App {
 		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(),
 		liveFrames: views.NewMemo[liveFrameKey, *fws.PreparedMessage](liveFramesKept), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer,
+		exports: newExportGate(d.Config.ExportsPerUser, d.Config.ExportsAtOnce),
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))
 	for i, p := range d.Config.TrustedProxies {

@@ -53,13 +53,15 @@ func (h *Handlers) observe(c *fiber.Ctx) error {
 	if err != nil {
 		status, _ = classify(err) // what the error handler answers, after this
 	}
-	route, took := c.Route().Path, time.Since(start)
-	h.observer.Request(route, c.Method(), status, took)
+	// Copies: fiber's strings alias fasthttp's buffers, which the next
+	// request on this worker overwrites, and the metrics keep their labels.
+	route, method, took := strings.Clone(c.Route().Path), strings.Clone(c.Method()), time.Since(start)
+	h.observer.Request(route, method, status, took)
 	level := slog.LevelInfo
 	if route == "/healthz" || strings.HasPrefix(route, "/static/") {
 		level = slog.LevelDebug // asset and probe traffic: only when asked for
 	}
-	h.log.Log(c.UserContext(), level, "request", "request_id", id, "method", c.Method(), "route", route,
+	h.log.Log(c.UserContext(), level, "request", "request_id", id, "method", method, "route", route,
 		"status", status, "took", took)
 	return err
 }

@@ -120,7 +120,7 @@ func (h *Handlers) pageChatDelete(c *fiber.Ctx) error {
 		return err
 	}
 	edit := paths.PageEdit(p.ID)
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete chat", "pages"), Heading: "Delete this chat?",
 			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
@@ -146,7 +146,7 @@ func (h *Handlers) pageChatClear(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete the page's chats", "pages"), Heading: "Delete all the chats about this page?",
 			Message: "Every chat about “" + p.Title + "” will be deleted. The page and its history stay. This cannot be undone.",

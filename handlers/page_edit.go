@@ -111,7 +111,7 @@ func (h *Handlers) pageDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.FormValue("confirmed") != "1" {
+	if !confirmed(c) {
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
 			Base: h.base(c, "Delete page", "pages"), Heading: "Delete this page?",
 			Message: "“" + p.Title + "”, its history and all the chats about it will be deleted. This cannot be undone.",

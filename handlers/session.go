@@ -350,6 +350,13 @@ func formValue(c *fiber.Ctx, key string) string {
 	return string(c.Request().PostArgs().Peek(key))
 }
 
+// confirmed says whether the form's body confirms the action: never the
+// URL's query (c.FormValue reads it too), so a link or a foreign form's
+// action URL cannot stand in for the person's own confirmation.
+func confirmed(c *fiber.Ctx) bool {
+	return formValue(c, "confirmed") == "1"
+}
+
 // signIn starts a signed-in session for u with a new token (no fixation).
 func (h *Handlers) signIn(c *fiber.Ctx, u *models.User) error {
 	ctx := c.UserContext()

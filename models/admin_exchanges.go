@@ -72,6 +72,7 @@ type AdminExchangeFilter struct {
 	NegativeFeedback bool       // has a reply rated down
 	HasErrors        bool       // has an error row
 	Title            string     // text in the title (case-insensitive for ASCII on SQLite)
+	Family           int64      // only the family of this exchange: its root and all its forks
 	Sort             string     // AdminSort…; "" is by activity
 	After            *AdminCursor
 	Limit            int
@@ -84,6 +85,11 @@ type AdminExchangeRow struct {
 	Username    string
 	PageTitle   *string // page exchanges
 	PageDeleted bool    // the page is in the bin (an orphan)
+	// ParentTitle is the title of the exchange this one was forked from
+	// (Exchange.ForkedFromID), for "branch of …"; Forks counts the
+	// exchanges forked from this one.
+	ParentTitle *string
+	Forks       int64
 	Messages    int64
 	AdminExchangeFacts
 }
@@ -153,6 +159,9 @@ func (s *Store) adminExchangeWhere(tx *gorm.DB, f AdminExchangeFilter) *gorm.DB 
 	if f.HasErrors {
 		tx = tx.Where("EXISTS (SELECT 1 FROM messages m WHERE m.exchange_id = e.id AND m.role = 'error')")
 	}
+	if f.Family != 0 {
+		tx = tx.Where("e.id IN (?)", familyMembers(tx, f.Family))
+	}
 	if f.Title != "" {
 		like := "LIKE" // case-insensitive for ASCII on SQLite
 		if s.dialect == "postgres" {
@@ -161,6 +170,24 @@ func (s *Store) adminExchangeWhere(tx *gorm.DB, f AdminExchangeFilter) *gorm.DB 
 		tx = tx.Where("e.title "+like+" ? ESCAPE '\\'", "%"+likeEscape(f.Title)+"%")
 	}
 	return tx
+}
+
+// adminFamilyDepth bounds the walks up and down a family's forks: no data
+// can make them loop.
+const adminFamilyDepth = 1000
+
+// familyMembers selects the ids of id's family: up to its root, then down
+// to every fork of it.
+func familyMembers(tx *gorm.DB, id int64) *gorm.DB {
+	return tx.Session(&gorm.Session{NewDB: true}).Raw(`WITH RECURSIVE up(id, parent, depth) AS (
+			SELECT id, forked_from_id, 0 FROM exchanges WHERE id = ?
+			UNION ALL
+			SELECT x.id, x.forked_from_id, up.depth + 1 FROM exchanges x JOIN up ON x.id = up.parent WHERE up.depth < ?
+		), down(id, depth) AS (
+			SELECT id, 0 FROM up WHERE parent IS NULL
+			UNION
+			SELECT x.id, down.depth + 1 FROM exchanges x JOIN down ON x.forked_from_id = down.id WHERE down.depth < ?
+		) SELECT id FROM down`, id, adminFamilyDepth, adminFamilyDepth)
 }
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
@@ -186,9 +213,11 @@ func (s *Store) AdminListExchanges(ctx context.Context, f AdminExchangeFilter) (
 	}
 	db := s.db.WithContext(ctx)
 	tx := db.Table("exchanges AS e").
-		Select("e.*, u.username, p.title AS page_title, p.deleted_at IS NOT NULL AS page_deleted").
+		Select("e.*, u.username, p.title AS page_title, p.deleted_at IS NOT NULL AS page_deleted, f.title AS parent_title, " +
+			"(SELECT COUNT(*) FROM exchanges c WHERE c.forked_from_id = e.id) AS forks").
 		Joins("JOIN users u ON u.id = e.user_id").
-		Joins("LEFT JOIN pages p ON p.id = e.page_id")
+		Joins("LEFT JOIN pages p ON p.id = e.page_id").
+		Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id")
 	tx = s.adminExchangeWhere(tx, f)
 	if c := f.After; c != nil {
 		if c.Sort != f.Sort {
@@ -275,9 +304,11 @@ func (s *Store) adminFacts(ctx context.Context, rows []AdminExchangeRow) error {
 func (s *Store) AdminExchange(ctx context.Context, id int64) (*AdminExchangeRow, error) {
 	var rows []AdminExchangeRow
 	err := s.db.WithContext(ctx).Table("exchanges AS e").
-		Select("e.*, u.username, p.title AS page_title, p.deleted_at IS NOT NULL AS page_deleted").
+		Select("e.*, u.username, p.title AS page_title, p.deleted_at IS NOT NULL AS page_deleted, f.title AS parent_title, "+
+			"(SELECT COUNT(*) FROM exchanges c WHERE c.forked_from_id = e.id) AS forks").
 		Joins("JOIN users u ON u.id = e.user_id").
 		Joins("LEFT JOIN pages p ON p.id = e.page_id").
+		Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id").
 		Where("e.id = ?", id).Limit(1).Scan(&rows).Error
 	if err != nil {
 		return nil, wrap("admin exchange", err)

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -383,6 +384,27 @@ type VacuumResult struct {
 	Took          time.Duration
 }
 
+// truncateLog checkpoints the whole log and cuts the -wal file, on conn;
+// another checkpoint under way (the background's, erase.go) makes it
+// answer busy, so it tries again for a few seconds.
+func truncateLog(ctx context.Context, conn *sql.Conn) error {
+	for range 100 {
+		var busy, logged, copied sql.NullInt64
+		if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &copied); err != nil {
+			return err
+		}
+		if busy.Int64 == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil // readers hold the log: the next checkpoint cuts it
+}
+
 // AdminVacuum rebuilds the database to return free space: on SQLite it
 // merges the full-text index, runs VACUUM, then a checkpoint that truncates
 // the write-ahead log VACUUM filled (and with it any old copies of deleted
@@ -412,11 +434,13 @@ func (s *Store) AdminVacuum(ctx context.Context) (VacuumResult, error) {
 		if err = s.CatchUpSearch(ctx); err != nil {
 			return r, wrap("admin vacuum", err)
 		}
-		for _, q := range []string{"INSERT INTO messages_fts (messages_fts) VALUES ('optimize')",
-			"VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"} {
+		for _, q := range []string{"INSERT INTO messages_fts (messages_fts) VALUES ('optimize')", "VACUUM"} {
 			if _, err = conn.ExecContext(ctx, q); err != nil {
 				break
 			}
+		}
+		if err == nil {
+			err = truncateLog(ctx, conn)
 		}
 	}
 	if err != nil {

@@ -45,7 +45,10 @@ type checkpointer struct {
 	db    *sql.DB
 	first atomic.Int64  // the first commit not checkpointed since, in Unix nanoseconds; 0: none
 	last  atomic.Int64  // the latest commit
-	wake  chan struct{} // capacity 1: first was set
+	wake  chan struct{} // capacity 1: first or erase was set
+	// erase is set by a deletion of user data (erase.go): the next round
+	// truncates the log as soon as no reader needs it.
+	erase atomic.Bool
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -79,9 +82,15 @@ func (cp *checkpointer) run() {
 		case <-cp.wake:
 		}
 		// The commits go on: wait for their pause, up to checkpointLatest
-		// after the first.
+		// after the first. A deletion's wake (no commit noted) waits for
+		// the quiet too: it is noted just before its transaction commits.
+		woke := time.Now().UnixNano()
 		for {
-			wait := min(cp.last.Load()+int64(checkpointQuiet), cp.first.Load()+int64(checkpointLatest)) - time.Now().UnixNano()
+			first, last := cp.first.Load(), max(cp.last.Load(), woke)
+			if first == 0 {
+				first = woke
+			}
+			wait := min(last+int64(checkpointQuiet), first+int64(checkpointLatest)) - time.Now().UnixNano()
 			if wait <= 0 {
 				break
 			}
@@ -95,6 +104,12 @@ func (cp *checkpointer) run() {
 		// Commits from here on are the next checkpoint's (this one may
 		// copy them too).
 		cp.first.Store(0)
+		if cp.erase.Swap(false) {
+			if !cp.truncate() {
+				return // stopped
+			}
+			continue
+		}
 		// A failure (the database closing, a full disk) is the next
 		// commit's to report; the backstop still checkpoints.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -153,17 +153,18 @@ func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, 
 	return batch, rows.Err()
 }
 
-// exportLogsSQL reads every column of Message (the column-coverage test
-// checks it), in the order exportLogs scans them.
-const exportLogsSQL = `SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
-	feedback, feedback_comment, created_at, copy_of FROM messages WHERE exchange_id IN ? ORDER BY exchange_id, id`
+// exportChunk is how many messages an export reads with one query. Each
+// query is read whole and its rows closed before any exchange is handed
+// on: fn may wait on a slow client, and an open cursor would hold a pooled
+// connection (and, on SQLite, pin the WAL, so checkpoints cannot finish).
+const exportChunk = 500
 
-// exportLogs reads the logs of a batch of exchanges (in id order) with one
-// query, streamed, and calls fn with each exchange and its whole log, in
-// order; it holds one log at a time. A query per exchange would cost more
-// than the rest of the export, and scanning by hand rather than by GORM's
-// reflection halves what is left; the JSON columns are kept as stored
-// (StoredJSON).
+// exportLogs reads the logs of a batch of exchanges (in id order), a chunk
+// of messages per query, and calls fn with each exchange and its whole
+// log, in order, with no query open; it holds one log and one chunk at a
+// time. A query per exchange would cost more than the rest of the export,
+// and scanning by hand rather than by GORM's reflection halves what is
+// left; the JSON columns are kept as stored (StoredJSON).
 func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange) error) error {
 	if len(batch) == 0 {
 		return nil
@@ -172,11 +173,6 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 	for i := range batch {
 		ids[i] = batch[i].ID
 	}
-	rows, err := db.Raw(exportLogsSQL, ids).Rows()
-	if err != nil {
-		return wrap("export logs", err)
-	}
-	defer rows.Close()
 	next := 0 // the exchange whose log is being read
 	emit := func(upTo int64) error {
 		for ; next < len(batch) && batch[next].ID != upTo; next++ {
@@ -187,33 +183,82 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 		}
 		return nil
 	}
-	var resp, tool []byte
-	for rows.Next() {
-		var m Message
-		err := rows.Scan(&m.ID, &m.UID, &m.ExchangeID, &m.Seq, &m.Role, &m.Content, &m.AgentType, &resp, &tool, &m.EditMode,
-			&m.Feedback, &m.FeedbackComment, &m.CreatedAt, &m.CopyOf)
+	// Either the rest of one exchange's log (a chunk ended inside it), or
+	// the logs of the exchanges not yet started (ids[from:]).
+	var within, after int64
+	from := 0
+	for within != 0 || from < len(ids) {
+		q := db.Raw(exportLogsSQL+` WHERE exchange_id IN ? ORDER BY exchange_id, id LIMIT ?`, ids[from:], exportChunk)
+		if within != 0 {
+			q = db.Raw(exportLogsSQL+` WHERE exchange_id = ? AND id > ? ORDER BY id LIMIT ?`, within, after, exportChunk)
+		}
+		chunk, err := exportChunkRead(q)
 		if err != nil {
 			return wrap("export logs", err)
 		}
-		if err := emit(m.ExchangeID); err != nil {
-			return err
+		for i := range chunk {
+			m := &chunk[i]
+			if err := emit(m.ExchangeID); err != nil {
+				return err
+			}
+			if next == len(batch) {
+				return wrap("export logs", fmt.Errorf("message %d of exchange %d, not of the batch", m.ID, m.ExchangeID))
+			}
+			batch[next].StoredJSON = append(batch[next].StoredJSON, m.stored)
+			batch[next].Messages = append(batch[next].Messages, m.Message)
 		}
-		if next == len(batch) {
-			return wrap("export logs", fmt.Errorf("message %d of exchange %d, not of the batch", m.ID, m.ExchangeID))
+		switch {
+		case len(chunk) == exportChunk: // the last exchange's log may go on
+			last := chunk[len(chunk)-1]
+			within, after = last.ExchangeID, last.ID
+			for from < len(ids) && ids[from] <= within {
+				from++
+			}
+		case within != 0: // that log is whole: on to the next exchanges
+			within = 0
+		default:
+			from = len(ids)
 		}
-		if string(resp) == "null" {
-			resp = nil
-		}
-		if string(tool) == "null" {
-			tool = nil
-		}
-		batch[next].StoredJSON = append(batch[next].StoredJSON, StoredJSON{AgentResponse: resp, Tool: tool})
-		batch[next].Messages = append(batch[next].Messages, m)
-	}
-	if err := rows.Err(); err != nil {
-		return wrap("export logs", err)
 	}
 	return emit(0) // the rest, the last log included
+}
+
+// exportLogsSQL selects every column of Message (the column-coverage test
+// checks it), in the order exportChunkRead scans them.
+const exportLogsSQL = `SELECT id, uid, exchange_id, seq, role, content, agent_type, agent_response, tool, edit_mode,
+	feedback, feedback_comment, created_at, copy_of FROM messages`
+
+// exportedMessage is a message read for an export, its JSON as stored.
+type exportedMessage struct {
+	Message
+	stored StoredJSON
+}
+
+// exportChunkRead runs q and reads its rows whole, then closes them.
+func exportChunkRead(q *gorm.DB) ([]exportedMessage, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []exportedMessage
+	for rows.Next() {
+		var m exportedMessage
+		var resp, tool []byte
+		err := rows.Scan(&m.ID, &m.UID, &m.ExchangeID, &m.Seq, &m.Role, &m.Content, &m.AgentType, &resp, &tool, &m.EditMode,
+			&m.Feedback, &m.FeedbackComment, &m.CreatedAt, &m.CopyOf)
+		if err != nil {
+			return nil, err
+		}
+		if string(resp) != "null" {
+			m.stored.AgentResponse = resp
+		}
+		if string(tool) != "null" {
+			m.stored.Tool = tool
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // exportLog reads an exchange's whole log, in write order.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"palaver/paths"
 )
 
 // SearchQuery is one page of a user's search over their own messages and
@@ -45,6 +47,24 @@ type SearchHit struct {
 	Snippet string
 	At      time.Time // the message's time, or the exchange's last activity
 	Cursor  SearchCursor
+}
+
+// Link is where the hit leads, for the search screen and for the agents'
+// search alike: its conversation on its message (a title's hit: the
+// conversation), a page's chat in the page's editor; "" for a chat no
+// screen shows (a job's, or a page chat without its page).
+func (h SearchHit) Link() string {
+	switch {
+	case h.Scope == ScopeGeneral && h.Seq != nil:
+		return paths.ChatAtSeq(h.ExchangeID, *h.Seq)
+	case h.Scope == ScopeGeneral:
+		return paths.Chat(h.ExchangeID)
+	case h.Scope == ScopePage && h.PageID != nil && h.Seq != nil:
+		return paths.PageChatAtSeq(*h.PageID, h.ExchangeID, *h.Seq)
+	case h.Scope == ScopePage && h.PageID != nil:
+		return paths.PageChatOpen(*h.PageID, h.ExchangeID)
+	}
+	return ""
 }
 
 // SearchCursor is a keyset position in a search's order: best rank first
@@ -370,4 +390,39 @@ func searchSnippet(raw string) string {
 		b.WriteString("</mark>")
 	}
 	return b.String()
+}
+
+// searchCopyDepth bounds the walk down a family's forks when copies are
+// counted: no data can make it loop.
+const searchCopyDepth = 1000
+
+// CopiedIn counts, for each of the user's messages ids (search hits), the
+// exchanges that hold a copy of it: the forks made after it, whose copied
+// prefix shows it too (copies are not indexed: a shared entry is one hit,
+// at its original). Copies live in forks that descend from the original's
+// exchange, so only those are read.
+func (s *Store) CopiedIn(ctx context.Context, userID int64, messageIDs []int64) (map[int64]int, error) {
+	out := map[int64]int{}
+	if len(messageIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID int64
+		N  int
+	}
+	err := s.db.WithContext(ctx).Raw(`WITH RECURSIVE down(id, depth) AS (
+			SELECT DISTINCT e.id, 0 FROM exchanges e JOIN messages o ON o.exchange_id = e.id
+			WHERE o.id IN ? AND e.user_id = ?
+			UNION
+			SELECT e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id WHERE down.depth < ?
+		) SELECT m.copy_of AS id, COUNT(DISTINCT m.exchange_id) AS n FROM messages m
+		WHERE m.exchange_id IN (SELECT id FROM down) AND m.copy_of IN ? GROUP BY m.copy_of`,
+		messageIDs, userID, searchCopyDepth, messageIDs).Scan(&rows).Error
+	if err != nil {
+		return nil, wrap("search: copies", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.N
+	}
+	return out, nil
 }

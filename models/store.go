@@ -77,7 +77,9 @@ func Open(dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(sqlite.Open(sqliteDSN), cfg)
+	// Through a connector of its own: each connection sets its
+	// journal_size_limit (erase.go).
+	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sql.OpenDB(newSQLiteConnector(sqliteDSN))}), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
 	}
@@ -106,6 +108,11 @@ func Open(dsn string, opts Options) (*Store, error) {
 		}
 		s.index.wrote(writes)
 	})
+	if s.group.ckpt != nil {
+		if err := s.watchErasures(); err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+	}
 	return s, nil
 }
 

@@ -134,6 +134,16 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 			Open:       r.ProposalsOpen,
 			Pinned:     r.Pinned,
 		}
+		if r.ForkedFromID != nil {
+			title := "an untitled conversation"
+			if r.ParentTitle != nil {
+				title = "“" + DisplayTitle(*r.ParentTitle) + "”"
+			}
+			out[i].ForkOf = &views.AdminForkOf{ID: *r.ForkedFromID, Title: title, URL: paths.AdminExchange(*r.ForkedFromID)}
+		}
+		if r.ForkedFromID != nil || r.Forks > 0 {
+			out[i].FamilyURL = paths.WithQuery(paths.AdminExchanges, url.Values{"family": {strconv.FormatInt(r.ID, 10)}})
+		}
 	}
 	return out
 }

@@ -32,6 +32,7 @@ type Store interface {
 	Revisions(ctx context.Context, userID, pageID int64) ([]models.RevisionSummary, error)
 	Revision(ctx context.Context, userID, pageID, revisionID int64) (*models.PageRevision, error)
 	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
+	CopiedIn(ctx context.Context, userID int64, messageIDs []int64) (map[int64]int, error)
 	SubRunOf(ctx context.Context, userID, exchangeID int64) (*models.SubRunView, error)
 	ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (map[int64]bool, map[int64]bool, error)
 	FamilyBranchPoints(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, []models.BranchPoint, error)

@@ -18,6 +18,8 @@ const SearchBatch = 20
 // the next batch's address). Job chats have no screen of their own, so their
 // hits are left out; the next batch still starts after the last hit the store
 // returned, shown or not.
+//
+// A family's branches show an entry they share once (familyHits).
 func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.SearchQuery) (views.SearchResults, error) {
 	q.Limit = SearchBatch
 	hits, err := s.store.Search(ctx, v.UserID, q)
@@ -25,14 +27,21 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 		return views.SearchResults{}, err
 	}
 	r := views.SearchResults{Query: text, More: q.Before != nil}
-	now := time.Now()
+	shown := hits[:0:0]
 	for _, h := range hits {
-		link := hitURL(h)
-		if link == "" {
-			continue
+		if h.Link() != "" {
+			shown = append(shown, h)
 		}
-		hit := views.SearchHit{URL: link, Title: DisplayTitle(h.Title), Snippet: h.Snippet, Role: hitRole(h.Role),
-			PageChat: h.Scope == models.ScopePage}
+	}
+	groups, err := s.familyHits(ctx, v.UserID, shown)
+	if err != nil {
+		return views.SearchResults{}, err
+	}
+	now := time.Now()
+	for _, g := range groups {
+		h := g.hit
+		hit := views.SearchHit{URL: h.Link(), Title: DisplayTitle(h.Title), Snippet: h.Snippet, Role: hitRole(h.Role),
+			PageChat: h.Scope == models.ScopePage, Branches: g.branches}
 		hit.When, hit.WhenFull = when(h.At, now)
 		r.Hits = append(r.Hits, hit)
 	}
@@ -43,21 +52,66 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 	return r, nil
 }
 
-// hitURL is where a hit leads: the conversation on its message (a title
-// hit: the conversation), in the page's editor for a page chat; "" for a
-// chat no screen shows (a job's).
-func hitURL(h models.SearchHit) string {
-	switch {
-	case h.Scope == models.ScopeGeneral && h.Seq != nil:
-		return paths.ChatAtSeq(h.ExchangeID, *h.Seq)
-	case h.Scope == models.ScopeGeneral:
-		return paths.Chat(h.ExchangeID)
-	case h.Scope == models.ScopePage && h.PageID != nil && h.Seq != nil:
-		return paths.PageChatAtSeq(*h.PageID, h.ExchangeID, *h.Seq)
-	case h.Scope == models.ScopePage && h.PageID != nil:
-		return paths.PageChatOpen(*h.PageID, h.ExchangeID)
+// hitGroup is one line of the search screen: the best of the hits that
+// are one entry of a family, and how many branches show it.
+type hitGroup struct {
+	hit      models.SearchHit
+	branches int
+}
+
+// familyHits folds the hits that are one entry of a family into one line:
+// a message the family's forks copied is one hit already (copies are not
+// indexed), shown "in N branches" with the forks that hold a copy; branches
+// an import wrote out whole (the same text at the same place in each) and
+// a title every fork carries are a hit per branch, folded here. The
+// JSON API keeps one item per matching message, as its contract says.
+func (s *Screens) familyHits(ctx context.Context, userID int64, hits []models.SearchHit) ([]hitGroup, error) {
+	if len(hits) == 0 {
+		return nil, nil
 	}
-	return ""
+	var exchanges, messages []int64
+	for _, h := range hits {
+		exchanges = append(exchanges, h.ExchangeID)
+		if h.MessageID != nil {
+			messages = append(messages, *h.MessageID)
+		}
+	}
+	heads, err := s.store.FamilyHeads(ctx, userID, exchanges)
+	if err != nil {
+		return nil, err
+	}
+	copies, err := s.store.CopiedIn(ctx, userID, messages)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		root      int64
+		role, hit string
+		seq       int64
+	}
+	var out []hitGroup
+	at := map[key]int{}
+	for _, h := range hits {
+		root := h.ExchangeID
+		if fh, ok := heads[h.ExchangeID]; ok {
+			root = fh.RootID
+		}
+		k := key{root: root, role: h.Role, hit: h.Snippet, seq: -1}
+		if h.Seq != nil {
+			k.seq = *h.Seq
+		}
+		n := 1
+		if h.MessageID != nil {
+			n += copies[*h.MessageID]
+		}
+		if i, ok := at[k]; ok {
+			out[i].branches += n // the best hit of the group leads it
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, hitGroup{hit: h, branches: n})
+	}
+	return out, nil
 }
 
 // hitRole names whose words matched.

@@ -1015,7 +1015,56 @@
   function open(hit) {
     if (hit.dataset.opening) return;
     hit.dataset.opening = "true";
+    remember(hit);
     window.location.assign(hit.href);
+  }
+
+  // The word a hit matched (its snippet's first <mark>, as the message
+  // writes it), kept for the conversation the hit opens: there the match,
+  // not only its message, is brought into view. The link stays the
+  // contract's /chat/{id}?seq={seq}.
+  const MATCH = "palaver:search-match";
+  function remember(hit) {
+    const mark = hit.querySelector("mark");
+    try {
+      if (mark) sessionStorage.setItem(MATCH, JSON.stringify({ href: hit.href, text: mark.textContent }));
+    } catch (_) { /* no storage: the message alone is brought into view */ }
+  }
+  document.addEventListener("click", (e) => {
+    const hit = e.target instanceof Element && e.target.closest("a[data-testid=search-hit]");
+    if (hit) remember(hit);
+  }, true);
+
+  // The remembered word for this address, once.
+  function remembered() {
+    try {
+      const want = JSON.parse(sessionStorage.getItem(MATCH) || "null");
+      sessionStorage.removeItem(MATCH);
+      return want && want.href === location.href && want.text ? want.text : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  // Wraps the first occurrence of text in the message's own words (not
+  // its controls) in <mark id="search-match">, and returns it.
+  function markMatch(m, text) {
+    const body = m.querySelector("[data-testid=message-body]") || m;
+    const want = text.toLowerCase();
+    const walk = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const at = n.data.toLowerCase().indexOf(want);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(n, at);
+      range.setEnd(n, at + want.length);
+      const mark = document.createElement("mark");
+      mark.id = "search-match";
+      mark.dataset.testid = "search-match";
+      range.surroundContents(mark);
+      return mark;
+    }
+    return null;
   }
 
   // Some keyboards (automation, some IMEs) deliver the Enter's text apart
@@ -1074,7 +1123,11 @@
     // Below lg the page editor shows one pane at a time: the chat's.
     const tab = m.closest("#page-chat") && document.querySelector(".page-tab[data-tab=chat]");
     if (tab && tab.getClientRects().length > 0) tab.click();
-    m.scrollIntoView({ block: "center" });
+    // A long message centred would leave its match out of sight: the
+    // match is what comes into view.
+    const text = remembered();
+    const match = text && markMatch(m, text);
+    (match || m).scrollIntoView({ block: "center" });
     m.classList.add(FLASH);
     m.addEventListener("animationend", () => m.classList.remove(FLASH), { once: true });
   }

@@ -146,6 +146,18 @@ type AdminExchangeItem struct {
 	Rejected   int64
 	Open       int64
 	Pinned     bool
+	// ForkOf names the exchange this one was forked from ("branch of …"),
+	// nil for a root; FamilyURL lists its whole family, "" for an exchange
+	// that is a family of one.
+	ForkOf    *AdminForkOf
+	FamilyURL string
+}
+
+// AdminForkOf is the exchange a fork was made from, by its title.
+type AdminForkOf struct {
+	ID    int64
+	Title string
+	URL   string // its admin page
 }
 
 // AdminExchangeSummary describes an exchange before and while it is read.

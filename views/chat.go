@@ -251,6 +251,9 @@ type SearchHit struct {
 	When     string
 	WhenFull string
 	PageChat bool // a chat in a page's assistant panel
+	// Branches is how many of the family's branches show this entry
+	// (screens folds a family's shared entry into one hit): 1 for one.
+	Branches int
 }
 
 // SearchScreen is /chat/search without JavaScript: the sidebar, and the

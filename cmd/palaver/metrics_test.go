@@ -182,3 +182,68 @@ func counter(families map[string]*dto.MetricFamily, name string, labels map[stri
 	}
 	return 0
 }
+
+// TestMetricsLabelsMixedMethods sends requests of mixed methods over one
+// kept-alive connection, so fasthttp reuses its request buffers between
+// them, then scrapes /metrics: it answers 200 and every method label is a
+// real method (an aliased label read "GETT" or "POSTTE" once the buffer
+// held the next request, and duplicate series made /metrics answer 500).
+func TestMetricsLabelsMixedMethods(t *testing.T) {
+	db := dbPath(t)
+	store, _, err := openStore(context.Background(), db, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	metricsAddr := freeTCPAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", metricsAddr}, io.Discard, &logs)
+	}()
+	base := waitServing(t, &logs, done)
+	defer func() { cancel(); <-done }()
+
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	for i := 0; i < 12; i++ {
+		for _, method := range []string{"GET", "POST", "DELETE", "PATCH", "OPTIONS", "PUT"} {
+			req, _ := http.NewRequest(method, base+"/api/chat/history", strings.NewReader("{}"))
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	res, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %s", res.StatusCode, body)
+	}
+	families := scrape(t, "http://"+metricsAddr+"/metrics")
+	methods := map[string]bool{}
+	for _, m := range families["palaver_http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" {
+				methods[l.GetValue()] = true
+			}
+		}
+	}
+	for m := range methods {
+		switch m {
+		case "GET", "POST", "DELETE", "PATCH", "OPTIONS", "PUT", "HEAD":
+		default:
+			t.Errorf("method label %q is not a method (all: %v)", m, methods)
+		}
+	}
+	if !methods["PATCH"] || !methods["OPTIONS"] {
+		t.Errorf("methods counted: %v, want each one sent", methods)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,6 +48,69 @@ func searchFigures(ctx context.Context, e *env, r report) error {
 	r.line("search_p50_ms", ms(apiP50), "≤ 20")
 	r.anchor("search_bare_p50_ms", ms(bareP50), "the search's SQL alone")
 	r.line("search_ratio", float64(apiP50)/float64(bareP50), "≤ 2")
+	return e.searchBesideOtherWords(ctx, r)
+}
+
+// searchBesideOtherWords: another user writes distinct words starting
+// "zeb", a thousand to a message, one for every ten messages of the history
+// (100,000 at the full size); the bench user, with a few
+// messages of their own, searches for "zeb*" through the API. The index
+// is shared, so what it reads for a prefix must not grow with other
+// users' vocabularies (migration 00018: prefix indexes).
+func (e *env) searchBesideOtherWords(ctx context.Context, r report) error {
+	other, err := e.store.CreateUser(ctx, "prefix-other", "x", false)
+	if err != nil {
+		return err
+	}
+	turn := func(userID int64, query, reply string) error {
+		ex, _, err := e.store.StartTurn(ctx, models.TurnStart{UserID: userID, Scope: models.ScopeGeneral, AgentType: "router", Owner: "bench", Query: query})
+		if err != nil {
+			return err
+		}
+		agent := "router"
+		return e.store.FinishTurn(ctx, ex.ID, "bench", &models.Message{Role: models.RoleAssistant, Content: reply, AgentType: &agent})
+	}
+	otherWords := min(max(e.size.HistMessages/10, 1000), 100_000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range otherWords / 1000 {
+		var b strings.Builder
+		for range 1000 {
+			fmt.Fprintf(&b, "zeb%08x ", rng.Uint32())
+		}
+		if err := turn(other.ID, b.String(), "noted"); err != nil {
+			return err
+		}
+	}
+	for i := range 20 {
+		if err := turn(e.userID, fmt.Sprintf("zebras at the waterhole, visit %d", i), "zebras drink at dusk"); err != nil {
+			return err
+		}
+	}
+	u := "http://" + e.addr + "/api/chat/search?q=" + url.QueryEscape("zeb*")
+	var took []time.Duration
+	for i := range 21 { // the first indexes what waits: not timed
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		req.Header.Set("x-api-key", e.apiKey)
+		t0 := time.Now()
+		res, err := e.http.Do(req)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return err
+		}
+		var page []json.RawMessage
+		if res.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page) == 0 {
+			return fmt.Errorf("GET /api/chat/search?q=zeb*: %d %.200s", res.StatusCode, body)
+		}
+		if i > 0 {
+			took = append(took, time.Since(t0))
+		}
+	}
+	fmt.Fprintf(r.w, "# search zeb* beside another user's %d words that start so\n", otherWords)
+	r.line("search_prefix_other_user_p50_ms", ms(percentile(took, 0.5)), "≤ 20")
 	return nil
 }
 
