@@ -139,6 +139,7 @@ func (h *Handlers) live(conn *websocket.Conn) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &liveSession{h: h, conn: conn, ctx: ctx, liveClient: client, sub: h.hub.Subscribe(client.userID)}
+	s.tab.SoFar = func(exchangeID int64) string { return h.replySoFar(client.userID, exchangeID) }
 	defer s.sub.Close()
 
 	conn.SetReadLimit(liveReadLimit)
@@ -169,8 +170,8 @@ type liveSession struct {
 	conn *websocket.Conn
 	ctx  context.Context
 	sub  *agents.Subscription
-	liveWatch
-	out bytes.Buffer // rendered, to be written as one message (flush)
+	tab  screens.LiveTab // what the tab watches and has been sent
+	out  bytes.Buffer    // rendered, to be written as one message (flush)
 
 	// queued is the update to render after out, the next ones folded
 	// into it where they can be (send, mergeLive).
