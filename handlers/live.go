@@ -28,9 +28,20 @@ import (
 // it reads anything, so what the catch-up read misses arrives as an event,
 // and what both bring is sent once.
 //
-// The parts: live_socket.go is the connection (upgrade, read loop, pings,
-// batching, writes); live_watch.go is what the tab watches and has been
-// sent; this file turns one event into the parts the tab lacks.
+// Send a message and see it live in another tab, in four files:
+//  1. handlers/chat_send.go: chatSend starts the turn (agents.Service,
+//     through sendTurn) and answers the tab that sent it (chatSent, its
+//     entries from screens.NewEntries).
+//  2. agents/turns.go: the turn commits the message and later the reply,
+//     and publishes each on the user's hub (publishEntry, publishTurn).
+//  3. handlers/live_socket.go: the other tab's connection hears the event
+//     (run, events, event) and writes what screens returns (send, flush).
+//  4. screens/live.go: LiveEvent, from what the tab watches and has been
+//     sent (LiveTab) and the event, builds the parts it lacks: the entries
+//     by NewEntries, as (1) built them, rendered by views.LiveMessage.
+//
+// This file holds what the handlers publish beside the agents (a header
+// changed, a page saved).
 
 // publishHeader tells the user's open tabs that an exchange's header
 // changed (a title, a pin, an archive), as a turn's change is told.

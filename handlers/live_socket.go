@@ -162,7 +162,7 @@ func (h *Handlers) live(conn *websocket.Conn) {
 }
 
 // liveSession is one live connection: the socket, and what the tab
-// watches (liveWatch). Only run's goroutine touches it; read only hands
+// watches (screens.LiveTab). Only run's goroutine touches it; read only hands
 // over the tab's messages.
 type liveSession struct {
 	*liveClient
@@ -244,6 +244,32 @@ func (s *liveSession) run(watches <-chan liveRequest, done <-chan struct{}) erro
 			return err
 		}
 	}
+}
+
+// watch switches the connection to the exchange the tab shows and sends it
+// what it lacks (screens.LiveWatch).
+func (s *liveSession) watch(req liveRequest) error {
+	since := int64(-1)
+	if req.Since != nil {
+		since = *req.Since
+	}
+	u, err := s.h.screens.LiveWatch(s.ctx, s.viewer(), &s.tab, req.ExchangeID, since, req.PageID, req.Switches)
+	if err != nil {
+		return err
+	}
+	if err := s.send(u); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// event shows one thing that happened to the user's data (screens.LiveEvent).
+func (s *liveSession) event(e agents.Event) error {
+	u, err := s.h.screens.LiveEvent(s.ctx, s.viewer(), &s.tab, e, s.sub.Lagged())
+	if err != nil {
+		return err
+	}
+	return s.send(u)
 }
 
 // signedIn checks that the tab's session may still speak as its user, and

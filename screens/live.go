@@ -290,7 +290,7 @@ func (s *live) branchSwitches(u *views.LiveUpdate) error {
 
 // moveSwitches sends the switchers of the entries the tab shows that
 // differ from places (by entry seq): new ones, changed ones (a switcher the
-// tab drew itself is replaced, the session not knowing which it is), and
+// tab drew itself is replaced, the server not knowing which it is), and
 // none where the tab shows one that is no more (a branch was deleted, an
 // entry came after the log's end). Only the switcher is swapped: an edit
 // form open on its entry, with what is typed in it, stays.
@@ -337,7 +337,7 @@ func (s *LiveTab) showSwitch(seq int64, b views.BranchSwitch) {
 }
 
 // unknownSwitch stands for a switcher the tab says it shows, as the page
-// drew it: the session does not know which, so any news replaces it.
+// drew it: the server does not know which, so any news replaces it.
 var unknownSwitch = views.BranchSwitch{Count: -1}
 
 // entries adds the entries new to the tab to the transcript; a reply among
