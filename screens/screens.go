@@ -4,7 +4,7 @@
 // handlers render what it builds, and so does the live connection
 // (LiveEvent, live.go), through the same functions: a part looks the same
 // whichever way it reaches the tab. It reads the store and nothing else: the
-// handlers bring what the session keeps (Viewer, PanelState).
+// handlers bring what the session keeps (Viewer, PanelState, LiveTab).
 package screens
 
 import (
