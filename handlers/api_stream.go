@@ -14,6 +14,7 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
+	"palaver/screens"
 )
 
 // apiStream streams an exchange's log as Server-Sent Events, for clients
@@ -75,8 +76,8 @@ type apiStreamer struct {
 	lastID     int64 // or up to this entry id (Last-Event-ID), when set
 	shutdown   <-chan struct{}
 	release    func() // the user's stream slot
-	feed       *liveFeed
-	reply      replyView // what the client has of the reply being written
+	feed       *screens.LiveFeed
+	reply      screens.ReplyView // what the client has of the reply being written
 }
 
 // errStreamEnded ends a stream whose exchange is gone.
@@ -151,9 +152,9 @@ func (st *apiStreamer) catchUp(ctx context.Context, w *bufio.Writer) error {
 	if st.feed == nil {
 		floor := st.lastID
 		if floor == 0 {
-			floor = liveFloor(msgs, st.since)
+			floor = screens.LiveFloor(msgs, st.since)
 		}
-		st.feed = newLiveFeed(st.exchangeID, floor)
+		st.feed = screens.NewLiveFeed(st.exchangeID, floor)
 	}
 	for i := range msgs {
 		if err := st.entry(w, &msgs[i]); err != nil {
@@ -164,9 +165,9 @@ func (st *apiStreamer) catchUp(ctx context.Context, w *bufio.Writer) error {
 		return err
 	}
 	// A client that connects mid-reply gets the text written so far first.
-	if ex.TurnStatus == models.TurnRunning && st.reply.shown == 0 {
+	if ex.TurnStatus == models.TurnRunning && st.reply.Shown == 0 {
 		if text := st.h.replySoFar(st.userID, st.exchangeID); text != "" {
-			st.reply.shown = len(text)
+			st.reply.Shown = len(text)
 			return writeSSE(w, "", "delta", apiDelta{Text: text})
 		}
 	}
@@ -195,7 +196,7 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 	case agents.EventDelta:
 		// SSE has no way to replace what the client has: pieces it missed
 		// stay missed, and the reply's entry brings the whole text.
-		if text, _ := st.reply.piece(e, func() string { return "" }); text != "" {
+		if text, _ := st.reply.Piece(e, func() string { return "" }); text != "" {
 			return writeSSE(w, "", "delta", apiDelta{Text: text})
 		}
 	case agents.EventTurn:
@@ -203,7 +204,7 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 			return errStreamEnded
 		}
 		if e.Exchange.TurnStatus != models.TurnRunning {
-			st.reply = replyView{}
+			st.reply = screens.ReplyView{}
 		}
 		return writeSSE(w, "", "turn", apiTurnState{Status: e.Exchange.TurnStatus})
 	}
@@ -212,11 +213,11 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 
 // entry writes one entry the client does not have yet.
 func (st *apiStreamer) entry(w *bufio.Writer, m *models.Message) error {
-	if !st.feed.take(m) {
+	if !st.feed.Take(m) {
 		return nil
 	}
-	if isReply(m) {
-		st.reply = replyView{} // the next reply's pieces start at 0
+	if screens.IsReply(m) {
+		st.reply = screens.ReplyView{} // the next reply's pieces start at 0
 	}
 	return writeSSE(w, strconv.FormatInt(m.ID, 10), "entry", newAPIMessage(m))
 }

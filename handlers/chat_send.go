@@ -118,7 +118,7 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (v
 			msgs = append(msgs, *m)
 		}
 	}
-	s.Messages, _, err = h.screens.Tail(c.UserContext(), v, res.Exchange, msgs) // as the live tab and a reload show them
+	s.Messages, _, err = h.screens.NewEntries(c.UserContext(), v, res.Exchange, msgs) // as the live tab and a reload show them
 	return s, err
 }
 

@@ -2,9 +2,9 @@
 // parts from the store: the chat (transcript, history sidebar), the pages
 // list and the page editor with its chat panel and proposal cards. The HTTP
 // handlers render what it builds, and so does the live connection
-// (handlers/live.go), through the same functions: a part looks the same
+// (LiveEvent, live.go), through the same functions: a part looks the same
 // whichever way it reaches the tab. It reads the store and nothing else: the
-// handlers bring what the session keeps (Viewer, PanelState).
+// handlers bring what the session keeps (Viewer, PanelState, LiveTab).
 package screens
 
 import (
