@@ -115,7 +115,7 @@ func TestLiveEventParts(t *testing.T) {
 		{
 			name: "the watched chat deleted",
 			event: func(t *testing.T, w world) agents.Event {
-				if err := w.s.DeleteExchange(ctx, w.user.ID, w.watched.ID); err != nil {
+				if _, err := w.s.DeleteExchange(ctx, w.user.ID, w.watched.ID); err != nil {
 					t.Fatal(err)
 				}
 				return agents.Event{Kind: agents.EventTurn, UserID: w.user.ID, ExchangeID: w.watched.ID}
@@ -226,7 +226,7 @@ func TestLiveTabRemembersWhatItWasSent(t *testing.T) {
 	if len(again.Entries) != 0 {
 		t.Fatalf("an entry the catch-up sent came again: %+v", again.Entries)
 	}
-	if err := s.DeleteExchange(ctx, u.ID, watched.ID); err != nil {
+	if _, err := s.DeleteExchange(ctx, u.ID, watched.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sc.LiveEvent(ctx, v, &tab, agents.Event{Kind: agents.EventTurn, UserID: u.ID, ExchangeID: watched.ID}, false); err != nil {
