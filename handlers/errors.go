@@ -24,6 +24,8 @@ func classify(err error) (int, string) {
 	var fe *fiber.Error
 	var ie *agents.InputError
 	switch {
+	case asRefusal(err) != nil:
+		return asRefusal(err).Status, asRefusal(err).Reason
 	case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
 		return fe.Code, "Not found" // not fiber's "Cannot GET /path"
 	case errors.As(err, &fe):
@@ -42,8 +44,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, "Invalid cursor"
 	case errors.Is(err, models.ErrBadSeq):
 		return fiber.StatusBadRequest, models.ErrBadSeq.Error()
-	case refusal(err) != nil:
-		msg := refusal(err).Error() // a Go error's words, made a sentence
+	case storeRefusal(err) != nil:
+		msg := storeRefusal(err).Error() // a Go error's words, made a sentence
 		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."
 	case errors.Is(err, models.ErrRetentionDays):
 		return fiber.StatusUnprocessableEntity, "Keep conversations for 1 to " + strconv.Itoa(models.MaxRetentionDays) + " days."
@@ -68,8 +70,8 @@ var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoA
 // itself (the last administrator, one's own account): 409, said as a sentence.
 var refusals = []error{models.ErrLastAdmin, models.ErrOwnAccount}
 
-// refusal is the refusal err is, or nil.
-func refusal(err error) error { return firstOf(refusals, err) }
+// storeRefusal is the store's refusal err is, or nil.
+func storeRefusal(err error) error { return firstOf(refusals, err) }
 
 // limits are the errors of a user at a per-user limit: they answer 429.
 var limits = []error{agents.ErrTooManyTurns, agents.ErrTooManySockets, agents.ErrTooManyStreams}
@@ -91,7 +93,8 @@ func firstOf(sentinels []error, err error) error {
 }
 
 // errorHandler is the one place errors become responses: JSON for the API,
-// an alert fragment for htmx, an error page otherwise.
+// an alert fragment for htmx, an error page otherwise; a Refusal as its
+// form says (refused).
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
 	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
@@ -104,6 +107,9 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	c.Vary("HX-Request")
 	if status == fiber.StatusServiceUnavailable {
 		c.Set(fiber.HeaderRetryAfter, unavailableRetryAfter)
+	}
+	if r := asRefusal(err); r != nil {
+		return h.refused(c, r)
 	}
 	if refusedUnread(err, status) {
 		lingerOnClose(c) // the client may still be sending (handlers/limits.go)
