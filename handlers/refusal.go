@@ -31,11 +31,14 @@ func refuse(status int, reason string) *Refusal { return &Refusal{Status: status
 // refusalOf is err as a refusal when the error handler would answer it with
 // one of statuses (the status and words classify gives it), else nil.
 func refusalOf(err error, statuses ...int) *Refusal {
+	if err == nil {
+		return nil
+	}
 	if r := asRefusal(err); r != nil {
 		return r
 	}
 	status, msg := classify(err)
-	if err == nil || !slices.Contains(statuses, status) {
+	if !slices.Contains(statuses, status) {
 		return nil
 	}
 	return &Refusal{Status: status, Reason: msg, Cause: err}
