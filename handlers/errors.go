@@ -9,7 +9,6 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
-	"palaver/views"
 )
 
 // apiError is the JSON API's error shape.
@@ -93,8 +92,8 @@ func firstOf(sentinels []error, err error) error {
 }
 
 // errorHandler is the one place errors become responses: JSON for the API,
-// an alert fragment for htmx, an error page otherwise; a Refusal as its
-// form says (refused).
+// an alert fragment for htmx, an error page otherwise (answer), or what a
+// Refusal's form says for the request.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
 	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
@@ -108,21 +107,15 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	if status == fiber.StatusServiceUnavailable {
 		c.Set(fiber.HeaderRetryAfter, unavailableRetryAfter)
 	}
-	if r := asRefusal(err); r != nil {
-		return h.refused(c, r)
+	r := asRefusal(err)
+	if r == nil {
+		if refusedUnread(err, status) {
+			lingerOnClose(c) // the client may still be sending (handlers/limits.go)
+			return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
+		}
+		r = &Refusal{Status: status, Reason: msg, Cause: err}
 	}
-	if refusedUnread(err, status) {
-		lingerOnClose(c) // the client may still be sending (handlers/limits.go)
-	}
-	switch {
-	case isAPI(c) || refusedUnread(err, status):
-		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
-	case isFragment(c):
-		c.Set("HX-Reswap", "none")
-		return render(c, status, views.Alert(msg))
-	default:
-		return render(c, status, views.Error(views.ErrorScreen{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
-	}
+	return h.answer(c, r)
 }
 
 // isAPI says whether the request is for the JSON API.

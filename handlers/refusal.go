@@ -80,9 +80,11 @@ func (r *Refusal) onFragment(f func(*Refusal) error) *Refusal { r.fragment = f; 
 // ChatResponse) rather than the error shape.
 func (r *Refusal) onAPI(f func(*Refusal) error) *Refusal { r.api = f; return r }
 
-// refused writes the answer to a refusal for this request. A hook that
-// fails (the screen's own reads) is answered as any error.
-func (h *Handlers) refused(c *fiber.Ctx, r *Refusal) error {
+// answer writes the error handler's answer to r for this request: its
+// hook for the request's surface, else the JSON error, the alert or the
+// error page. A hook that fails (the screen's own reads) is answered as any
+// error.
+func (h *Handlers) answer(c *fiber.Ctx, r *Refusal) error {
 	var hook func(*Refusal) error
 	switch {
 	case isAPI(c):
@@ -100,8 +102,8 @@ func (h *Handlers) refused(c *fiber.Ctx, r *Refusal) error {
 		}
 	}
 	if err := hook(r); err != nil {
-		if asRefusal(err) != nil { // a hook answers, it does not refuse again
-			err = errors.New(err.Error())
+		if again := asRefusal(err); again != nil { // a hook answers; its own refusal gets the plain answer
+			return h.answer(c, &Refusal{Status: again.Status, Reason: again.Reason, Detail: again.Detail, Cause: again.Cause})
 		}
 		return h.errorHandler(c, err)
 	}
