@@ -54,14 +54,17 @@ func (h *Handlers) account(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.Account(p))
 }
 
-// accountRefused shows the account page again with what went wrong.
-func (h *Handlers) accountRefused(c *fiber.Ctx, status int, set func(*views.AccountScreen)) error {
-	p, err := h.accountScreen(c)
-	if err != nil {
-		return err
-	}
-	set(&p)
-	return render(c, status, views.Account(p))
+// accountRefused refuses an account form: without JavaScript, the account
+// page again with the reason (and detail) where set puts them.
+func (h *Handlers) accountRefused(c *fiber.Ctx, r *Refusal, set func(p *views.AccountScreen, r *Refusal)) error {
+	return r.onPage(func(r *Refusal) error {
+		p, err := h.accountScreen(c)
+		if err != nil {
+			return err
+		}
+		set(&p, r)
+		return render(c, r.Status, views.Account(p))
+	})
 }
 
 // accountDone goes back to /account with a message.
@@ -99,12 +102,11 @@ func (h *Handlers) accountPassword(c *fiber.Ctx) error {
 	if status, msg, err := h.ownPassword(c, current, "Your current password is not right; the password was not changed."); err != nil {
 		return err
 	} else if status != 0 {
-		return h.accountRefused(c, status, func(p *views.AccountScreen) { p.PasswordError = msg })
+		return h.accountRefused(c, refuse(status, msg), func(p *views.AccountScreen, r *Refusal) { p.PasswordError = r.Reason })
 	}
 	if err := accounts.ValidatePassword(password); err != nil {
-		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
-			p.PasswordError = err.Error()
-		})
+		return h.accountRefused(c, refuse(fiber.StatusUnprocessableEntity, err.Error()),
+			func(p *views.AccountScreen, r *Refusal) { p.PasswordError = r.Reason })
 	}
 	hash, err := accounts.HashPassword(password)
 	if err != nil {
@@ -125,9 +127,8 @@ func (h *Handlers) accountPassword(c *fiber.Ctx) error {
 func (h *Handlers) accountKeyCreate(c *fiber.Ctx) error {
 	name, ok := keyName(formValue(c, "name"))
 	if !ok {
-		return h.accountRefused(c, fiber.StatusUnprocessableEntity, func(p *views.AccountScreen) {
-			p.KeyName, p.KeyError = name, fmt.Sprintf("Give the key a name of 1 to %d characters.", maxKeyName)
-		})
+		return h.accountRefused(c, refuse(fiber.StatusUnprocessableEntity, fmt.Sprintf("Give the key a name of 1 to %d characters.", maxKeyName)),
+			func(p *views.AccountScreen, r *Refusal) { p.KeyName, p.KeyError = name, r.Reason })
 	}
 	k, key, err := h.createKey(c, name)
 	if err != nil {
@@ -168,7 +169,7 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 		if status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted."); err != nil {
 			return err
 		} else if status != 0 {
-			return h.accountRefused(c, status, func(p *views.AccountScreen) { p.DeleteError = msg })
+			return h.accountRefused(c, refuse(status, msg), func(p *views.AccountScreen, r *Refusal) { p.DeleteError = r.Reason })
 		}
 	}
 	if !confirmed(c) {
@@ -183,9 +184,8 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	}
 	d, err := h.store.DeleteOwnAccount(ctx, u.ID)
 	if errors.Is(err, models.ErrLastAdmin) {
-		return h.accountRefused(c, fiber.StatusConflict, func(p *views.AccountScreen) {
-			p.DeleteError = "You are the last administrator: make someone else an administrator first. Nothing was deleted."
-		})
+		return h.accountRefused(c, refuse(fiber.StatusConflict, "You are the last administrator: make someone else an administrator first. Nothing was deleted.").because(err),
+			func(p *views.AccountScreen, r *Refusal) { p.DeleteError = r.Reason })
 	}
 	if err != nil {
 		return err
@@ -204,11 +204,12 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 // file too large says so plainly; one that could not be read says that
 // in a person's words, with what the reader found (a line, a parser's
 // complaint) as the detail, folded away.
-func importRefusal(fe *fiber.Error) (msg, detail string) {
+func importRefusal(fe *fiber.Error) *Refusal {
 	if fe.Code == fiber.StatusRequestEntityTooLarge {
-		return fe.Message, ""
+		return refuse(fe.Code, fe.Message).because(fe)
 	}
-	return "Nothing was imported: this file could not be read as a Palaver export or a ChatGPT export (conversations.json or its .zip).", fe.Message
+	return refuse(fe.Code, "Nothing was imported: this file could not be read as a Palaver export or a ChatGPT export (conversations.json or its .zip).").
+		detailed(fe.Message).because(fe)
 }
 
 // accountImport reads the import form's file into the user's account (the
@@ -228,7 +229,7 @@ func (h *Handlers) accountImport(c *fiber.Ctx) error {
 	})
 	var fe *fiber.Error
 	if errors.As(err, &fe) && (fe.Code == fiber.StatusBadRequest || fe.Code == fiber.StatusRequestEntityTooLarge) {
-		return h.accountRefused(c, fe.Code, func(p *views.AccountScreen) { p.ImportError, p.ImportDetail = importRefusal(fe) })
+		return h.accountRefused(c, importRefusal(fe), func(p *views.AccountScreen, r *Refusal) { p.ImportError, p.ImportDetail = r.Reason, r.Detail })
 	}
 	if err != nil {
 		return err

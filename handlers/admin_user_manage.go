@@ -123,7 +123,7 @@ func (h *Handlers) adminUserPassword(c *fiber.Ctx) error {
 	}
 	password := c.FormValue("password")
 	if err := accounts.ValidatePassword(password); err != nil {
-		return h.adminRefuse(c, fiber.NewError(fiber.StatusUnprocessableEntity, err.Error()), paths.AdminUsers)
+		return h.adminRefuse(c, refuse(fiber.StatusUnprocessableEntity, err.Error()), paths.AdminUsers)
 	}
 	hash, err := accounts.HashPassword(password)
 	if err != nil {
@@ -185,15 +185,19 @@ func (h *Handlers) adminUserDone(c *fiber.Ctx, id int64, msg string) error {
 	})
 }
 
-// adminRefuse answers an admin action the store or the input refused (the
+// adminRefuse refuses an admin action the store or the input refused (the
 // last admin, one's own account, a bad value): htmx gets the alert, a plain
-// form goes back with the reason. Anything else is an error as usual.
+// form goes back with the reason as the flash. Any other err is returned as
+// it is.
 func (h *Handlers) adminRefuse(c *fiber.Ctx, err error, back string) error {
-	status, msg := classify(err)
-	if status != fiber.StatusConflict && status != fiber.StatusUnprocessableEntity {
+	r := refusalOf(err, fiber.StatusConflict, fiber.StatusUnprocessableEntity)
+	if r == nil {
 		return err
 	}
-	return h.adminDone(c, adminBackTo(c, back), "!"+msg, func() error { return err })
+	return r.onPage(func(r *Refusal) error {
+		h.adminFlash(c, "!"+r.Reason)
+		return redirect(c, adminBackTo(c, back))
+	})
 }
 
 // adminConfirm asks before a destructive admin action, for browsers without

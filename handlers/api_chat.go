@@ -52,11 +52,11 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 	start := time.Now()
 	req, err := apiChatRequest(c)
 	if err != nil {
-		return h.apiChatRefused(c, start, err)
+		return apiChatRefused(c, start, err)
 	}
 	res, err := h.sendTurn(c, req)
 	if errors.Is(err, agents.ErrTooManyTurns) {
-		return h.apiChatRefused(c, start, err)
+		return apiChatRefused(c, start, err)
 	}
 	if err != nil {
 		return err
@@ -147,20 +147,21 @@ func apiChatInput(c *fiber.Ctx) (apiChatPayload, error) {
 	return p, nil
 }
 
-// apiChatRefused answers input that cannot be sent (a body or a query
+// apiChatRefused refuses input that cannot be sent (a body or a query
 // parameter that does not parse, an empty or too long query: 400; the
 // user's running turns at their limit: 429) with the ChatResponse shape
 // API.md prescribes; nothing has been stored. Any other error (an exchange
-// that is not the user's: 404) is the error handler's.
-func (h *Handlers) apiChatRefused(c *fiber.Ctx, start time.Time, err error) error {
-	status, msg := classify(err)
-	if status != fiber.StatusBadRequest && status != fiber.StatusTooManyRequests {
+// that is not the user's: 404) is returned as it is.
+func apiChatRefused(c *fiber.Ctx, start time.Time, err error) error {
+	r := refusalOf(err, fiber.StatusBadRequest, fiber.StatusTooManyRequests)
+	if r == nil {
 		return err
 	}
-	h.log.Warn("request refused", "method", c.Method(), "path", c.Path(), "status", status, "err", err)
-	return c.Status(status).JSON(apiChatResponse{
-		ErrorCode: status, ErrorMessage: msg,
-		ErrMsg: msg, ErrCode: status,
-		ProcessingTime: time.Since(start).Seconds(),
+	return r.onAPI(func(r *Refusal) error {
+		return c.Status(r.Status).JSON(apiChatResponse{
+			ErrorCode: r.Status, ErrorMessage: r.Reason,
+			ErrMsg: r.Reason, ErrCode: r.Status,
+			ProcessingTime: time.Since(start).Seconds(),
+		})
 	})
 }

@@ -76,12 +76,16 @@ func (h *Handlers) chatEdit(c *fiber.Ctx) error {
 	}
 	query := c.FormValue("query")
 	if err := agents.ValidateQuery(query); err != nil {
-		f := screens.EditForm(h.viewer(c), m, query)
-		f.Error = err.Error()
+		reason := err.Error()
 		if strings.TrimSpace(query) == "" {
-			f.Error = "Type the new text of your message before sending." // the API's "No query provided", for people
+			reason = "Type the new text of your message before sending." // the API's "No query provided", for people
 		}
-		return h.chatEditAnswer(c, fiber.StatusBadRequest, f)
+		show := func(r *Refusal) error {
+			f := screens.EditForm(h.viewer(c), m, query)
+			f.Error = r.Reason
+			return h.chatEditAnswer(c, r.Status, f)
+		}
+		return refuse(fiber.StatusBadRequest, reason).because(err).onFragment(show).onPage(show)
 	}
 	turn, _, err := h.agents.StartFork(c.UserContext(), agents.ForkRequest{
 		UserID: currentUser(c).ID, ExchangeID: m.ExchangeID, Seq: *m.Seq, Query: query, AgentType: agents.AgentAuto,

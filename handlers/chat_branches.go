@@ -81,11 +81,14 @@ func (h *Handlers) chatCompareChoose(c *fiber.Ctx) error {
 	}
 	if len(ids) != 2 || ids[0] == ids[1] {
 		// The tree again, with what was ticked and why it is not enough.
-		s, err := h.screens.BranchesRefused(c.UserContext(), h.viewer(c), id, ids, "Tick two branches to compare them.")
-		if err != nil {
-			return err
+		show := func(r *Refusal) error {
+			s, err := h.screens.BranchesRefused(c.UserContext(), h.viewer(c), id, ids, r.Reason)
+			if err != nil {
+				return err
+			}
+			return render(c, r.Status, views.Branches(s))
 		}
-		return render(c, fiber.StatusBadRequest, views.Branches(s))
+		return refuse(fiber.StatusBadRequest, "Tick two branches to compare them.").onFragment(show).onPage(show)
 	}
 	return c.Redirect(paths.ChatCompare(ids[0], ids[1]), fiber.StatusSeeOther)
 }

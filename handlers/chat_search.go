@@ -20,22 +20,36 @@ func (h *Handlers) chatSearch(c *fiber.Ctx) error {
 	if strings.TrimSpace(text) == "" {
 		return fragmentOrFull(c, removed(c), func() error { return redirect(c, paths.ChatHome) })
 	}
-	status := fiber.StatusOK
-	var res views.SearchResults
 	q, err := searchQuery(c)
-	var refused *fiber.Error
-	switch {
-	case errors.As(err, &refused) && refused.Code == fiber.StatusBadRequest:
-		status, res = refused.Code, views.SearchResults{Query: text, Error: refused.Message + "."}
-	case err != nil:
-		return err
-	default:
-		if res, err = h.screens.Search(c.UserContext(), h.viewer(c), text, q); err != nil {
-			return err
-		}
+	if err != nil {
+		return h.searchRefused(c, text, err)
 	}
+	res, err := h.screens.Search(c.UserContext(), h.viewer(c), text, q)
+	if err != nil {
+		return err
+	}
+	return h.searchAnswer(c, fiber.StatusOK, res)
+}
+
+// searchRefused refuses a query the search cannot run (too long: the
+// parameters' 400) where the hits would be: in the region for htmx, on the
+// results screen without JavaScript. Any other err is returned as it is.
+func (h *Handlers) searchRefused(c *fiber.Ctx, text string, err error) error {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) || fe.Code != fiber.StatusBadRequest {
+		return err
+	}
+	show := func(r *Refusal) error {
+		return h.searchAnswer(c, r.Status, views.SearchResults{Query: text, Error: r.Reason + "."})
+	}
+	return refuse(fe.Code, fe.Message).because(err).onFragment(show).onPage(show)
+}
+
+// searchAnswer shows results: the region for htmx, a screen of its own
+// (the list with its frame) otherwise.
+func (h *Handlers) searchAnswer(c *fiber.Ctx, status int, res views.SearchResults) error {
 	return fragmentOrFull(c, func() error { return render(c, status, views.SearchResultsView(res)) }, func() error {
-		res.More = false // a screen of its own: the list with its frame
+		res.More = false
 		side, err := h.chatSidebar(c)
 		if err != nil {
 			return err

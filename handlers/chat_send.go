@@ -31,11 +31,10 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query, AfterSeq: afterSeq,
 	})
-	if status, reason, ok := formRefusal(c, err); ok {
-		return h.chatSendRefused(c, status, exchangeID, query, reason)
-	}
 	if err != nil {
-		return err
+		return formRefusal(err, func(status int, reason string) error {
+			return h.chatSendRefused(c, status, exchangeID, query, reason)
+		})
 	}
 	if res.Forked {
 		// The log had moved past what the tab showed: the message started
@@ -56,22 +55,25 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	})
 }
 
-// formRefusal says how a composer without JavaScript shows a send that was
-// refused (the text, or the user's running turns at their limit): the
-// screen again with the reason beside the composer, and this status. ok
-// false: err is the error handler's, as every refusal is for htmx (an
-// alert).
-func formRefusal(c *fiber.Ctx, err error) (status int, reason string, ok bool) {
+// formRefusal refuses a composer's send (the text, or the user's running
+// turns at their limit): htmx gets the alert with the error's own status and
+// words; without JavaScript, page shows the screen again with the reason
+// beside the composer, 422 (a form to correct) or 429. Any other err is
+// returned as it is.
+func formRefusal(err error, page func(status int, reason string) error) error {
 	var input *agents.InputError
+	var status int
+	var reason string
 	switch {
-	case err == nil || followsLive(c):
-		return 0, "", false
 	case errors.As(err, &input):
-		return fiber.StatusUnprocessableEntity, input.Msg, true
+		status, reason = fiber.StatusUnprocessableEntity, input.Msg
 	case errors.Is(err, agents.ErrTooManyTurns):
-		return fiber.StatusTooManyRequests, tooManyTurnsMessage, true
+		status, reason = fiber.StatusTooManyRequests, tooManyTurnsMessage
+	default:
+		return err
 	}
-	return 0, "", false
+	return refusalOf(err, fiber.StatusBadRequest, fiber.StatusTooManyRequests).
+		onPage(func(*Refusal) error { return page(status, reason) })
 }
 
 // chatSendRefused shows the chat page again with the reason next to the

@@ -9,7 +9,6 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
-	"palaver/views"
 )
 
 // apiError is the JSON API's error shape.
@@ -24,6 +23,8 @@ func classify(err error) (int, string) {
 	var fe *fiber.Error
 	var ie *agents.InputError
 	switch {
+	case asRefusal(err) != nil:
+		return asRefusal(err).Status, asRefusal(err).Reason
 	case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
 		return fe.Code, "Not found" // not fiber's "Cannot GET /path"
 	case errors.As(err, &fe):
@@ -42,8 +43,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, "Invalid cursor"
 	case errors.Is(err, models.ErrBadSeq):
 		return fiber.StatusBadRequest, models.ErrBadSeq.Error()
-	case refusal(err) != nil:
-		msg := refusal(err).Error() // a Go error's words, made a sentence
+	case storeRefusal(err) != nil:
+		msg := storeRefusal(err).Error() // a Go error's words, made a sentence
 		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."
 	case errors.Is(err, models.ErrRetentionDays):
 		return fiber.StatusUnprocessableEntity, "Keep conversations for 1 to " + strconv.Itoa(models.MaxRetentionDays) + " days."
@@ -68,8 +69,8 @@ var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoA
 // itself (the last administrator, one's own account): 409, said as a sentence.
 var refusals = []error{models.ErrLastAdmin, models.ErrOwnAccount}
 
-// refusal is the refusal err is, or nil.
-func refusal(err error) error { return firstOf(refusals, err) }
+// storeRefusal is the store's refusal err is, or nil.
+func storeRefusal(err error) error { return firstOf(refusals, err) }
 
 // limits are the errors of a user at a per-user limit: they answer 429.
 var limits = []error{agents.ErrTooManyTurns, agents.ErrTooManySockets, agents.ErrTooManyStreams}
@@ -91,7 +92,8 @@ func firstOf(sentinels []error, err error) error {
 }
 
 // errorHandler is the one place errors become responses: JSON for the API,
-// an alert fragment for htmx, an error page otherwise.
+// an alert fragment for htmx, an error page otherwise (answer), or what a
+// Refusal's form says for the request.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
 	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
@@ -105,18 +107,15 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	if status == fiber.StatusServiceUnavailable {
 		c.Set(fiber.HeaderRetryAfter, unavailableRetryAfter)
 	}
-	if refusedUnread(err, status) {
-		lingerOnClose(c) // the client may still be sending (handlers/limits.go)
+	r := asRefusal(err)
+	if r == nil {
+		if refusedUnread(err, status) {
+			lingerOnClose(c) // the client may still be sending (handlers/limits.go)
+			return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
+		}
+		r = &Refusal{Status: status, Reason: msg, Cause: err}
 	}
-	switch {
-	case isAPI(c) || refusedUnread(err, status):
-		return c.Status(status).JSON(apiError{ErrMsg: msg, ErrCode: status})
-	case isFragment(c):
-		c.Set("HX-Reswap", "none")
-		return render(c, status, views.Alert(msg))
-	default:
-		return render(c, status, views.Error(views.ErrorScreen{Base: h.base(c, "Error", ""), Status: status, Message: msg}))
-	}
+	return h.answer(c, r)
 }
 
 // isAPI says whether the request is for the JSON API.

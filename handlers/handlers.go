@@ -6,6 +6,10 @@
 // Interfaces only where a test has a fake or there are several
 // implementations (Observer); the store is the concrete *models.Store, so a
 // new query is written once.
+//
+// A refused input is a *Refusal the handler returns (refusal.go); the error
+// handler alone answers it as the request needs (JSON, an alert, the form's
+// screen again) and logs it once.
 package handlers
 
 import (

@@ -29,11 +29,8 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
 	})
-	if status, reason, ok := formRefusal(c, err); ok {
-		return h.pageChatRefused(c, status, p, query, reason)
-	}
 	if err != nil {
-		return err
+		return formRefusal(err, func(status int, reason string) error { return h.pageChatRefused(c, status, p, query, reason) })
 	}
 	h.setPageExchange(c, p.ID, res.Exchange.ID)
 	return done(c, paths.PageEdit(p.ID), func() error { return h.pageChatSent(c, p, res) })

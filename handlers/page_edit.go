@@ -55,15 +55,14 @@ func (h *Handlers) pageSave(c *fiber.Ctx) error {
 		title = strings.TrimSpace(c.FormValue("title"))
 	}
 	if msg := pageTitleProblem(title); msg != "" {
-		if isFragment(c) {
-			return fiber.NewError(fiber.StatusUnprocessableEntity, msg)
-		}
-		v, err := h.pageEditScreen(c, p)
-		if err != nil {
-			return err
-		}
-		v.Editor.Title, v.Editor.Content, v.Editor.Error = title, content, msg
-		return render(c, fiber.StatusUnprocessableEntity, views.PageEdit(v))
+		return refuse(fiber.StatusUnprocessableEntity, msg).onPage(func(r *Refusal) error {
+			v, err := h.pageEditScreen(c, p)
+			if err != nil {
+				return err
+			}
+			v.Editor.Title, v.Editor.Content, v.Editor.Error = title, content, r.Reason
+			return render(c, r.Status, views.PageEdit(v))
+		})
 	}
 	status := "No changes to save"
 	if content != p.Content || title != p.Title {

@@ -28,11 +28,13 @@ func (h *Handlers) pageCreate(c *fiber.Ctx) error {
 	// Browsers send a text area's lines with CRLF; a new page gets LF.
 	content := sections.WithLineEnding(c.FormValue("content"), "\n")
 	if msg := pageTitleProblem(title); msg != "" {
-		p, err := h.screens.Pages(c.UserContext(), h.viewer(c), views.PageForm{Title: title, Content: content, Error: msg})
-		if err != nil {
-			return err
-		}
-		return render(c, fiber.StatusUnprocessableEntity, views.Pages(p))
+		return refuse(fiber.StatusUnprocessableEntity, msg).onPage(func(r *Refusal) error {
+			p, err := h.screens.Pages(c.UserContext(), h.viewer(c), views.PageForm{Title: title, Content: content, Error: r.Reason})
+			if err != nil {
+				return err
+			}
+			return render(c, r.Status, views.Pages(p))
+		})
 	}
 	page, err := h.store.CreatePage(c.UserContext(), currentUser(c).ID, title, content)
 	if err != nil {
