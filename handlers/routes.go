@@ -29,7 +29,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/chat/exchange/:id/branches", h.apiBranches)
 	api.Get("/chat/exchange/:id/export", h.apiExchangeExport)
 	api.Get("/export", h.apiExport)
-	api.Post("/import", h.apiImport) // its body streams, up to 256 MiB (handlers/import.go)
+	api.Post("/import", h.apiImport) // its body streams, up to 256 MiB (handlers/import_upload.go)
 	api.Put("/chat/exchange/:id/feedback", h.apiExchangeFeedback)
 	api.Get("/chat/search", h.apiSearch)
 	api.Patch("/chat/exchange/:id", h.apiExchangeUpdate)
@@ -76,7 +76,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
-	// Branches: an edited message or a new answer is a fork (chat_branch.go).
+	// Branches: an edited message or a new answer is a fork (chat_edit.go).
 	chat.Get("/message/:id/edit", h.chatEditForm)
 	chat.Post("/message/:id/edit", h.chatEdit)
 	chat.Get("/message/:id/regenerate", h.chatRegenerateConfirm)
