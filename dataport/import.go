@@ -63,11 +63,18 @@ func Import(ctx context.Context, store Importer, userID int64, r io.Reader, opts
 		}
 	}
 	if !ok {
-		spooled, err := spool(r, opts)
-		if err != nil {
+		limit := opts.MaxInputBytes
+		if limit <= 0 {
+			limit = transfer.DefaultMaxInputBytes
+		}
+		spooled, err := transfer.Spool(r, limit, opts.TempDir)
+		if errors.Is(err, transfer.ErrTooLarge) {
 			return models.ImportCounts{}, err
 		}
-		defer removeFile(spooled)
+		if err != nil {
+			return models.ImportCounts{}, fmt.Errorf("import: %w", err)
+		}
+		defer transfer.RemoveSpool(spooled)
 		f = spooled
 	}
 	if opts.InputSize <= 0 {
@@ -221,38 +228,6 @@ func importItem(it transfer.Item) (*models.ImportItem, error) {
 		return nil, fileError("%s: neither a page nor an exchange", it.Where)
 	}
 	return item, nil
-}
-
-// spool copies r to a temporary file, at most opts.MaxInputBytes of it.
-func spool(r io.Reader, opts transfer.Options) (*os.File, error) {
-	limit := opts.MaxInputBytes
-	if limit <= 0 {
-		limit = transfer.DefaultMaxInputBytes
-	}
-	f, err := os.CreateTemp(opts.TempDir, "palaver-import-*")
-	if err != nil {
-		return nil, fmt.Errorf("import: spool: %w", err)
-	}
-	n, err := io.Copy(f, io.LimitReader(r, limit+1))
-	if err == nil && n > limit {
-		err = transfer.ErrTooLarge
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		removeFile(f)
-		if errors.Is(err, transfer.ErrTooLarge) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("import: spool: %w", err)
-	}
-	return f, nil
-}
-
-func removeFile(f *os.File) {
-	f.Close()
-	os.Remove(f.Name())
 }
 
 func importPage(p *transfer.Page) *models.ExportedPage {

@@ -66,11 +66,11 @@ func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]strin
 			return n, err
 		}
 	}
-	file, err := spoolUpload(upload, limit)
+	file, err := transfer.Spool(upload, limit, "")
 	if err != nil {
 		return n, uploadError(err, tooLarge, deadline)
 	}
-	defer removeSpool(file)
+	defer transfer.RemoveSpool(file)
 	// The rest of a form (its closing boundary) is read, so that the
 	// connection can carry the next request; a client that sends more
 	// after its file has its connection closed.
@@ -115,32 +115,6 @@ func sentence(s string) string {
 		s += "."
 	}
 	return s
-}
-
-// spoolUpload copies the uploaded file to a temporary file, at most limit
-// bytes of it (past them: transfer.ErrTooLarge), and rewinds it.
-func spoolUpload(r io.Reader, limit int64) (*os.File, error) {
-	f, err := os.CreateTemp("", "palaver-upload-*")
-	if err != nil {
-		return nil, fmt.Errorf("spool the upload: %w", err)
-	}
-	k, err := io.Copy(f, io.LimitReader(r, limit+1))
-	if err == nil && k > limit {
-		err = transfer.ErrTooLarge
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		removeSpool(f)
-		return nil, err
-	}
-	return f, nil
-}
-
-func removeSpool(f *os.File) {
-	_ = f.Close()
-	_ = os.Remove(f.Name())
 }
 
 // requestBody is the request's body as a stream: fasthttp's, or the body

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,7 @@ import (
 
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/dbtest"
 	"palaver/models"
 	"palaver/paths"
 	"palaver/transfer"
@@ -136,31 +136,6 @@ func TestImportTrickleLeavesTheWriterFree(t *testing.T) {
 	}
 }
 
-// holdWriter takes SQLite's writer on a connection of its own (a raw
-// BEGIN IMMEDIATE) and gives it back after d.
-func holdWriter(t *testing.T, s *models.Store, d time.Duration) <-chan struct{} {
-	t.Helper()
-	sqlDB, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := sqlDB.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	released := make(chan struct{})
-	go func(conn *sql.Conn) {
-		defer close(released)
-		time.Sleep(d)
-		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		_ = conn.Close()
-	}(conn)
-	return released
-}
-
 // A turn whose writes find the writer held elsewhere for longer than the
 // busy timeout still lands: POST /api/chat answers its reply, and the log
 // holds it (it failed "database is locked", the reply lost).
@@ -169,7 +144,7 @@ func TestChatReplyLandsWhileWriterHeld(t *testing.T) {
 	a := newBusyApp(t, busy)
 	bob := a.apiClient("bob")
 	bob.apiHistory("") // the key's first use writes its last_used_at, which is not a turn's write
-	released := holdWriter(t, a.store, 6*busy)
+	released := dbtest.HoldWriter(t, a.store, 6*busy)
 	start := time.Now()
 	reply := bob.apiChat("hello", 0)
 	<-released

@@ -2,12 +2,13 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	"palaver/internal/dbtest"
 )
 
 // importMarker is in every imported message below, for search.
@@ -130,31 +131,6 @@ func TestImportFailingHalfwayLeavesNothing(t *testing.T) {
 	})
 }
 
-// holdWriter takes SQLite's writer on a connection of its own (a raw BEGIN
-// IMMEDIATE, as an import or a backup would) and gives it back after d.
-func holdWriter(t *testing.T, s *Store, d time.Duration) <-chan struct{} {
-	t.Helper()
-	sqlDB, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := sqlDB.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	released := make(chan struct{})
-	go func(conn *sql.Conn) {
-		defer close(released)
-		time.Sleep(d)
-		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		_ = conn.Close()
-	}(conn)
-	return released
-}
-
 // A turn's reply is kept when another connection holds the writer for
 // longer than the busy timeout: the commit waits its turn rather than fail
 // "finish turn: database is locked".
@@ -164,7 +140,7 @@ func TestFinishTurnOutwaitsAHeldWriter(t *testing.T) {
 	ctx := context.Background()
 	ann := mustUser(t, s, "ann")
 	ex, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "hello", Owner: "o"})
-	released := holdWriter(t, s, 5*busy)
+	released := dbtest.HoldWriter(t, s, 5*busy)
 	start := time.Now()
 	if err := s.FinishTurn(ctx, ex.ID, "o", assistant("the reply")); err != nil {
 		t.Fatalf("the reply, after %s with the writer held: %v", time.Since(start).Round(time.Millisecond), err)
