@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"palaver/agents"
 	"palaver/models"
@@ -266,16 +267,32 @@ func importExchange(e *transfer.Exchange) (*models.ExportedExchange, error) {
 		if len(m.AgentResponse) > 0 {
 			msg.AgentResponse = new(models.AgentResponse)
 			if err := json.Unmarshal(m.AgentResponse, msg.AgentResponse); err != nil {
-				return nil, fmt.Errorf("message %s: agent_response: %v", m.UID, err)
+				return nil, fmt.Errorf("message %s: agent_response: %s", m.UID, clipped(err))
 			}
 		}
 		if len(m.Tool) > 0 {
 			msg.Tool = new(models.ToolFields)
 			if err := json.Unmarshal(m.Tool, msg.Tool); err != nil {
-				return nil, fmt.Errorf("message %s: tool: %v", m.UID, err)
+				return nil, fmt.Errorf("message %s: tool: %s", m.UID, clipped(err))
 			}
 		}
 		out.Messages = append(out.Messages, msg)
 	}
 	return out, nil
+}
+
+// clipped is a decoding error in at most a few hundred bytes: the
+// decoder's error quotes a number whole, which may be megabytes long, and
+// the reason goes back to the client and into the log.
+func clipped(err error) string {
+	const max = 300
+	s := err.Error()
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -278,10 +278,11 @@ func jsonError(err error) error {
 	case errors.As(err, &syn):
 		return fmt.Errorf("invalid JSON at byte %d: %v", syn.Offset, err)
 	case errors.As(err, &typ):
+		// Value quotes a number whole, which may be megabytes long.
 		if typ.Field != "" {
-			return fmt.Errorf("field %s: a JSON %s where %s was due", typ.Field, typ.Value, kindName(typ.Type))
+			return fmt.Errorf("field %s: a JSON %s where %s was due", typ.Field, clip(typ.Value), kindName(typ.Type))
 		}
-		return fmt.Errorf("a JSON %s where %s was due", typ.Value, kindName(typ.Type))
+		return fmt.Errorf("a JSON %s where %s was due", clip(typ.Value), kindName(typ.Type))
 	}
 	return err
 }
