@@ -1,0 +1,29 @@
+package handlers_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// An API key not used for a while is let in while another connection
+// holds SQLite's writer past the busy timeout: noting its use
+// (last_used_at) is bookkeeping, and waits for another request. The
+// request failed 500 "user by api key: touch: database is locked", so an
+// import's batch or a long delete by one user failed other users' calls.
+func TestKeyLetInWhileWriterHeld(t *testing.T) {
+	const busy = 200 * time.Millisecond
+	a := newBusyApp(t, busy)
+	bob := a.apiClient("bob") // never used: its first request notes its use
+	released := holdWriter(t, a.store, 4*busy)
+	res, body := bob.api(http.MethodGet, "/api/chat/history", nil)
+	<-released
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	var keys []apiKeyOut // the writer is free again: this request notes the use
+	bob.apiJSON(http.MethodGet, "/api/keys", nil, http.StatusOK, &keys)
+	if len(keys) != 1 || keys[0].LastUsedAt == nil {
+		t.Fatalf("keys %+v: the use was not noted once the writer was free", keys)
+	}
+}
