@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"palaver/handlers"
 )
 
 // An API key not used for a while is let in while another connection
@@ -25,5 +27,26 @@ func TestKeyLetInWhileWriterHeld(t *testing.T) {
 	bob.apiJSON(http.MethodGet, "/api/keys", nil, http.StatusOK, &keys)
 	if len(keys) != 1 || keys[0].LastUsedAt == nil {
 		t.Fatalf("keys %+v: the use was not noted once the writer was free", keys)
+	}
+}
+
+// A send that finds SQLite's writer held elsewhere for longer than the
+// request's deadline answers 503, to be tried again in a moment, and
+// stores nothing: it answered 500 "start turn: database is locked", a
+// fault of the server's own.
+func TestChatWhileWriterHeldPastTheDeadlineAnswers503(t *testing.T) {
+	const busy = 200 * time.Millisecond
+	a := newBusyApp(t, busy, func(d *handlers.Deps) { d.Config.RequestDBTimeout = 300 * time.Millisecond })
+	bob := a.apiClient("bob")
+	bob.apiHistory("") // the key's use is noted
+	before := a.chatSnapshot()
+	released := holdWriter(t, a.store, 8*busy)
+	res, body := bob.api(http.MethodPost, "/api/chat", map[string]string{"query": "hello"})
+	<-released
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d, Retry-After %q: %s", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if after := a.chatSnapshot(); after != before {
+		t.Fatalf("a refused send changed the database:\n%s\n---\n%s", before, after)
 	}
 }

@@ -22,14 +22,16 @@ var ErrUnavailable = errors.New("the database is not answering")
 // reached, or did not answer in time, rather than that it refused what was
 // asked: the request can be tried again once it is back (503, not 500).
 //
-// It is PostgreSQL's case. A SQLite database is a file this process holds
-// open from the start: it does not go away while the server runs (a full
-// disk or a failing one is an error like any other, answered 500).
+// It is mostly PostgreSQL's case. A SQLite database is a file this process
+// holds open from the start: it does not go away while the server runs (a
+// full disk or a failing one is an error like any other, answered 500);
+// but its one writer may be held elsewhere for longer than a request may
+// wait (busy: a backup, another process), which is not answering in time.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
+	if busy(err) || errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err) {
 		return true
 	}
