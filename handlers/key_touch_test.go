@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"palaver/handlers"
+	"palaver/internal/dbtest"
 )
 
 // An API key not used for a while is let in while another connection
@@ -17,7 +18,7 @@ func TestKeyLetInWhileWriterHeld(t *testing.T) {
 	const busy = 200 * time.Millisecond
 	a := newBusyApp(t, busy)
 	bob := a.apiClient("bob") // never used: its first request notes its use
-	released := holdWriter(t, a.store, 4*busy)
+	released := dbtest.HoldWriter(t, a.store, 4*busy)
 	res, body := bob.api(http.MethodGet, "/api/chat/history", nil)
 	<-released
 	if res.StatusCode != http.StatusOK {
@@ -36,11 +37,11 @@ func TestKeyLetInWhileWriterHeld(t *testing.T) {
 // fault of the server's own.
 func TestChatWhileWriterHeldPastTheDeadlineAnswers503(t *testing.T) {
 	const busy = 200 * time.Millisecond
-	a := newBusyApp(t, busy, func(d *handlers.Deps) { d.Config.RequestDBTimeout = 300 * time.Millisecond })
+	a := newBusyApp(t, busy, func(d *handlers.Deps) { d.Config.DBDeadline = 300 * time.Millisecond })
 	bob := a.apiClient("bob")
 	bob.apiHistory("") // the key's use is noted
 	before := a.chatSnapshot()
-	released := holdWriter(t, a.store, 8*busy)
+	released := dbtest.HoldWriter(t, a.store, 8*busy)
 	res, body := bob.api(http.MethodPost, "/api/chat", map[string]string{"query": "hello"})
 	<-released
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
