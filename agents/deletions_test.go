@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -47,17 +48,21 @@ func TestBranchDeletionsReachOtherProcesses(t *testing.T) {
 	defer subThere.Close()
 	// The other process may still be reading the notices of the failed
 	// turn and the fork: one it reads after the delete finds the root gone
-	// and says so like a bare deletion. Let it hear them first.
-	for deadline, quiet := time.After(10*time.Second), time.After(time.Hour); ; {
+	// and says so like a bare deletion. Notices arrive in order, so once it
+	// has heard a marker sent now, it has read them all.
+	const marker = 987_654
+	payload, _ := json.Marshal(models.Notice{Kind: models.NotifyPage, User: ann, Page: marker, Origin: "the test"})
+	if err := here.Notify(ctx, string(payload)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.After(10 * time.Second); ; {
 		select {
 		case e := <-subThere.C:
-			if e.Exchange != nil && e.Exchange.ID == fork.ID {
-				quiet = time.After(300 * time.Millisecond)
+			if e.Kind != EventPage || e.PageID != marker {
+				continue
 			}
-			continue
-		case <-quiet:
 		case <-deadline:
-			t.Fatal("the other process never heard of the fork")
+			t.Fatal("the other process never heard the marker")
 		}
 		break
 	}
