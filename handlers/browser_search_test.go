@@ -53,6 +53,11 @@ func browserSearchOrganise(t *testing.T, root context.Context) {
 	// history shows again. The composer's script focuses the composer once
 	// it runs: wait for it, or "/" may be typed into the composer.
 	tab.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
+	// and for a rendering of the page: the composer's autofocus is applied
+	// in one (before its animation frame callbacks), and would take the
+	// focus back from the blur below.
+	browserEval[bool](tab, "window.rendered = false, requestAnimationFrame(() => { window.rendered = true; }), true")
+	tab.waitFor("a rendering", "window.rendered === true")
 	browserEval[bool](tab, "document.activeElement.blur(), true")
 	tab.do("press /", chromedp.KeyEvent("/"))
 	tab.waitFor("the search box focused", `document.activeElement && document.activeElement.id === "history-search"`)
