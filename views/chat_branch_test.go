@@ -58,3 +58,18 @@ func TestEditMessageForm(t *testing.T) {
 		t.Fatalf("the form: %s", raw)
 	}
 }
+
+// The tree counts a branch's messages and turns in a person's words: a
+// branch of one turn says "1 turn", not "1 turns".
+func TestBranchNodeCountsSingular(t *testing.T) {
+	n := BranchNode{ID: 2, Title: "hello", URL: paths.Chat(2), Number: 2, Parts: 1, Role: "You", Excerpt: "hi there",
+		Length: 1, Turns: 1, When: "just now"}
+	_, doc := htmltest.Render(t, branchNode(n))
+	text := htmltest.Text(doc)
+	if got := htmltest.Text(htmltest.One(t, doc, "branch-length")); got != "1 message" {
+		t.Fatalf("the branch's length reads %q, want 1 message", got)
+	}
+	if !strings.Contains(text, "1 turn ·") || strings.Contains(text, "1 turns") {
+		t.Fatalf("the branch's counts read %q, want 1 turn", text)
+	}
+}
