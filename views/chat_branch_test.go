@@ -73,3 +73,22 @@ func TestBranchNodeCountsSingular(t *testing.T) {
 		t.Fatalf("the branch's counts read %q, want 1 turn", text)
 	}
 }
+
+// The sidebar's delete dialog asks one question: for a family's item both
+// its heading and its text speak of the branch it deletes, and for a lone
+// conversation both speak of the conversation.
+func TestDeleteDialogHeadingFollowsBranch(t *testing.T) {
+	for _, tc := range []struct {
+		branches      int
+		heading, text string
+	}{
+		{3, `data-confirm-heading="Delete this branch?"`, "Delete this branch of"},
+		{1, `data-confirm-heading="Delete this conversation?"`, "Delete “Plans”?"},
+	} {
+		it := HistoryItem{ID: 9, Title: "Plans", When: "just now", Turns: 1, Branches: tc.branches, Group: GroupToday, CSRF: "tok"}
+		raw, _ := htmltest.Render(t, HistoryEntry(it))
+		if !strings.Contains(raw, tc.heading) || !strings.Contains(raw, tc.text) {
+			t.Fatalf("with %d branches the delete dialog lacks %s or %q:\n%s", tc.branches, tc.heading, tc.text, raw)
+		}
+	}
+}
