@@ -39,3 +39,12 @@ func deleteQuestion(it HistoryItem) string {
 	}
 	return "Delete “" + it.Title + "”? This cannot be undone."
 }
+
+// deleteHeading heads that question's dialog, in the same words: a
+// family's item deletes one branch, not the conversation.
+func deleteHeading(it HistoryItem) string {
+	if it.Branches > 1 {
+		return "Delete this branch?"
+	}
+	return "Delete this conversation?"
+}

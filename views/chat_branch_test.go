@@ -58,3 +58,37 @@ func TestEditMessageForm(t *testing.T) {
 		t.Fatalf("the form: %s", raw)
 	}
 }
+
+// The tree counts a branch's messages and turns in a person's words: a
+// branch of one turn says "1 turn", not "1 turns".
+func TestBranchNodeCountsSingular(t *testing.T) {
+	n := BranchNode{ID: 2, Title: "hello", URL: paths.Chat(2), Number: 2, Parts: 1, Role: "You", Excerpt: "hi there",
+		Length: 1, Turns: 1, When: "just now"}
+	_, doc := htmltest.Render(t, branchNode(n))
+	text := htmltest.Text(doc)
+	if got := htmltest.Text(htmltest.One(t, doc, "branch-length")); got != "1 message" {
+		t.Fatalf("the branch's length reads %q, want 1 message", got)
+	}
+	if !strings.Contains(text, "1 turn ·") || strings.Contains(text, "1 turns") {
+		t.Fatalf("the branch's counts read %q, want 1 turn", text)
+	}
+}
+
+// The sidebar's delete dialog asks one question: for a family's item both
+// its heading and its text speak of the branch it deletes, and for a lone
+// conversation both speak of the conversation.
+func TestDeleteDialogHeadingFollowsBranch(t *testing.T) {
+	for _, tc := range []struct {
+		branches      int
+		heading, text string
+	}{
+		{3, `data-confirm-heading="Delete this branch?"`, "Delete this branch of"},
+		{1, `data-confirm-heading="Delete this conversation?"`, "Delete “Plans”?"},
+	} {
+		it := HistoryItem{ID: 9, Title: "Plans", When: "just now", Turns: 1, Branches: tc.branches, Group: GroupToday, CSRF: "tok"}
+		raw, _ := htmltest.Render(t, HistoryEntry(it))
+		if !strings.Contains(raw, tc.heading) || !strings.Contains(raw, tc.text) {
+			t.Fatalf("with %d branches the delete dialog lacks %s or %q:\n%s", tc.branches, tc.heading, tc.text, raw)
+		}
+	}
+}

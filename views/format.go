@@ -65,7 +65,8 @@ func HistoryGroup(t, now time.Time) string {
 
 // RelativeTime says when t was, as the history shows it: "just now",
 // "5 min ago", "3 h ago" (earlier today), "yesterday", then the date
-// ("Mar 3", with the year when it is not this one's).
+// ("3 Mar", with the year when it is not this one's), written the way
+// the transcript writes a message's date (MessageTime).
 func RelativeTime(t, now time.Time) string {
 	ago := now.Sub(t)
 	days := daysBefore(t, now)
@@ -79,9 +80,9 @@ func RelativeTime(t, now time.Time) string {
 	case days == 1:
 		return "yesterday"
 	case t.In(now.Location()).Year() == now.Year():
-		return t.In(now.Location()).Format("Jan 2")
+		return t.In(now.Location()).Format("2 Jan")
 	default:
-		return t.In(now.Location()).Format("Jan 2, 2006")
+		return t.In(now.Location()).Format("2 Jan 2006")
 	}
 }
 

@@ -19,10 +19,10 @@ func TestRelativeTimeAndGroup(t *testing.T) {
 		{time.Date(2026, 3, 10, 0, 1, 0, 0, loc), "14 h ago", GroupToday},
 		{time.Date(2026, 3, 9, 23, 59, 0, 0, loc), "yesterday", GroupYesterday},
 		{time.Date(2026, 3, 9, 0, 0, 0, 0, loc), "yesterday", GroupYesterday},
-		{time.Date(2026, 3, 8, 23, 0, 0, 0, loc), "Mar 8", GroupWeek},
-		{time.Date(2026, 3, 3, 9, 0, 0, 0, loc), "Mar 3", GroupWeek},
-		{time.Date(2026, 3, 2, 9, 0, 0, 0, loc), "Mar 2", GroupOlder},
-		{time.Date(2025, 12, 24, 9, 0, 0, 0, loc), "Dec 24, 2025", GroupOlder},
+		{time.Date(2026, 3, 8, 23, 0, 0, 0, loc), "8 Mar", GroupWeek},
+		{time.Date(2026, 3, 3, 9, 0, 0, 0, loc), "3 Mar", GroupWeek},
+		{time.Date(2026, 3, 2, 9, 0, 0, 0, loc), "2 Mar", GroupOlder},
+		{time.Date(2025, 12, 24, 9, 0, 0, 0, loc), "24 Dec 2025", GroupOlder},
 		// Stored times are UTC; the day boundaries are now's time zone's:
 		// 23:30 UTC on the 9th is 01:30 on the 10th here.
 		{time.Date(2026, 3, 9, 23, 30, 0, 0, time.UTC), "13 h ago", GroupToday},
@@ -66,6 +66,21 @@ func TestMessageTime(t *testing.T) {
 		}
 		if !strings.Contains(full, tc.at.In(loc).Format("2 January 2006, 15:04:05")) {
 			t.Errorf("%s: the tooltip says %q", tc.at, full)
+		}
+	}
+}
+
+// The sidebar and the transcript write an older date the same way: a
+// conversation listed "20 Oct 2025" opens on messages of "20 Oct 2025
+// 02:22", not "Oct 20, 2025" beside "20 Oct 2025".
+func TestRelativeTimeDateMatchesMessageTime(t *testing.T) {
+	loc := time.FixedZone("X", 2*3600)
+	now := time.Date(2026, 3, 10, 15, 0, 0, 0, loc)
+	for _, at := range []time.Time{time.Date(2026, 3, 2, 9, 0, 0, 0, loc), time.Date(2025, 10, 20, 2, 22, 0, 0, loc)} {
+		side := RelativeTime(at, now)
+		msg, _ := MessageTime(at, now)
+		if !strings.HasPrefix(msg, side+" ") {
+			t.Errorf("the sidebar says %q where the message says %q", side, msg)
 		}
 	}
 }
