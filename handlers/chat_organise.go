@@ -8,7 +8,7 @@ import (
 	"palaver/views"
 )
 
-// chatPin pins a conversation (pinned=1) or unpins it (pinned=0; absent:
+// chatPin pins a conversation, all its branches (pinned=1) or unpins it (pinned=0; absent:
 // the other way round from now). Without JavaScript the browser goes back
 // where it was; htmx gets the sidebar's lists again, the item in its new
 // place (the Pinned group, or back among the others by its last activity).
@@ -21,7 +21,7 @@ func (h *Handlers) chatPin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if ex, err = h.store.UpdateExchange(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Pinned: &pinned}); err != nil {
+	if ex, err = h.store.UpdateFamily(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Pinned: &pinned}); err != nil {
 		return err
 	}
 	h.publishRegroup(ex)
@@ -34,8 +34,8 @@ func (h *Handlers) chatPin(c *fiber.Ctx) error {
 	})
 }
 
-// chatArchive archives a conversation (archived=1: out of the sidebar and
-// the search) or brings it back (archived=0; absent: the other way round).
+// chatArchive archives a conversation, all its branches (archived=1: out
+// of the sidebar and the search) or brings it back (archived=0; absent: the other way round).
 // Without JavaScript the browser goes back where it was; htmx removes the
 // item where it is (hx-swap="delete"), and the user's tabs draw their
 // sidebars again (publishRegroup). One brought back (from the archive's
@@ -49,7 +49,7 @@ func (h *Handlers) chatArchive(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if ex, err = h.store.UpdateExchange(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Archived: &archived}); err != nil {
+	if ex, err = h.store.UpdateFamily(c.UserContext(), currentUser(c).ID, ex.ID, models.ExchangeUpdate{Archived: &archived}); err != nil {
 		return err
 	}
 	h.publishRegroup(ex)

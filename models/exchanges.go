@@ -204,6 +204,37 @@ func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u Exchange
 	return s.Exchange(ctx, userID, id)
 }
 
+// UpdateFamily sets pinned and archived (Title is ignored) on every
+// exchange of the family the user's exchange id belongs to, and returns
+// that exchange as it now stands. The sidebar shows a family as one
+// conversation: pinning or archiving it there moves all its branches, so
+// that no branch stays behind in the list the person cleared it from.
+func (s *Store) UpdateFamily(ctx context.Context, userID, id int64, u ExchangeUpdate) (*Exchange, error) {
+	cols := map[string]any{}
+	if u.Pinned != nil {
+		cols["pinned"] = *u.Pinned
+	}
+	if u.Archived != nil {
+		cols["archived"] = *u.Archived
+	}
+	if len(cols) == 0 {
+		return s.Exchange(ctx, userID, id)
+	}
+	family, err := s.Family(ctx, userID, id)
+	if err != nil {
+		return nil, fmt.Errorf("update family: %w", err)
+	}
+	ids := make([]int64, len(family))
+	for i, ex := range family {
+		ids[i] = ex.ID
+	}
+	err = s.db.WithContext(ctx).Model(&Exchange{}).Where("user_id = ? AND id IN ?", userID, ids).UpdateColumns(cols).Error
+	if err != nil {
+		return nil, wrap("update family", err)
+	}
+	return s.Exchange(ctx, userID, id)
+}
+
 // ReplaceTitle sets the title of one of the user's exchanges to title only
 // while it is still was: a title made in the background (by a model) must
 // not overwrite the one its owner gave it meanwhile. It is not activity:
