@@ -62,9 +62,13 @@ func (h *Handlers) chatDelete(c *fiber.Ctx) error {
 	}
 	self := paths.Chat(ex.ID)
 	if !confirmed(c) {
+		family, err := h.store.Family(c.UserContext(), currentUser(c).ID, ex.ID)
+		if err != nil {
+			return err
+		}
 		return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
-			Base: h.base(c, "Delete conversation", "chat"), Heading: "Delete this conversation?",
-			Message: "“" + screens.ChatTitle(ex) + "” and all its messages will be deleted. This cannot be undone.",
+			Base: h.base(c, "Delete conversation", "chat"), Heading: views.DeleteHeading(len(family)),
+			Message: views.DeleteQuestion(screens.ChatTitle(ex), len(family)),
 			Action:  self + "/delete", Confirm: "Delete", Cancel: self,
 		}))
 	}

@@ -33,17 +33,25 @@ const (
 
 // deleteQuestion is what the sidebar's delete control asks: a family's
 // item deletes the branch it shows, and the others stay.
-func deleteQuestion(it HistoryItem) string {
-	if it.Branches > 1 {
-		return "Delete this branch of “" + it.Title + "”? Its other branches stay. This cannot be undone."
-	}
-	return "Delete “" + it.Title + "”? This cannot be undone."
-}
+func deleteQuestion(it HistoryItem) string { return DeleteQuestion(it.Title, it.Branches) }
 
 // deleteHeading heads that question's dialog, in the same words: a
 // family's item deletes one branch, not the conversation.
-func deleteHeading(it HistoryItem) string {
-	if it.Branches > 1 {
+func deleteHeading(it HistoryItem) string { return DeleteHeading(it.Branches) }
+
+// DeleteQuestion is what a delete asks of a conversation titled title in
+// a family of that many branches, in the dialog and on the page shown
+// without JavaScript alike.
+func DeleteQuestion(title string, branches int) string {
+	if branches > 1 {
+		return "Delete this branch of “" + title + "”? Its other branches stay. This cannot be undone."
+	}
+	return "Delete “" + title + "”? This cannot be undone."
+}
+
+// DeleteHeading heads DeleteQuestion.
+func DeleteHeading(branches int) string {
+	if branches > 1 {
 		return "Delete this branch?"
 	}
 	return "Delete this conversation?"
