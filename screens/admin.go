@@ -35,7 +35,7 @@ type AdminStore interface {
 }
 
 // AdminTime formats a stored time for the admin screens: "Jun 10, 2026 14:05".
-func AdminTime(t time.Time) string { return t.Local().Format("Jan 2, 2006 15:04") }
+func AdminTime(t time.Time) string { return t.Local().Format("2 Jan 2006 15:04") }
 
 // adminTimeFull is the precise form, for tooltips and datetime attributes.
 func adminTimeFull(t time.Time) string { return t.Local().Format(time.RFC3339) }

@@ -22,7 +22,7 @@ func (s *Screens) AdminOverview(ctx context.Context, ch views.AdminChrome) (view
 	p := views.AdminOverviewScreen{
 		AdminChrome: ch,
 		Window: "The last " + views.Plural(adminWindow, "day", "days") + ": " +
-			o.From.Format("Jan 2") + " – " + o.To.Format("Jan 2, 2006") + " (UTC days).",
+			o.From.Format("2 Jan") + " – " + o.To.Format("2 Jan 2006") + " (UTC days).",
 	}
 	adminOverviewDays(&p, o)
 	adminOverviewAgents(&p, o)

@@ -45,7 +45,7 @@ func (s *Screens) AdminUserRow(ctx context.Context, v Viewer, id int64) (views.A
 func adminUserItem(v Viewer, u *models.AdminUserRow) views.AdminUserItem {
 	it := views.AdminUserItem{
 		ID: u.ID, Name: u.Username, IsAdmin: u.IsAdmin, Disabled: u.Disabled,
-		Self: u.ID == v.UserID, Created: u.CreatedAt.Local().Format("Jan 2, 2006"),
+		Self: u.ID == v.UserID, Created: u.CreatedAt.Local().Format("2 Jan 2006"),
 		ListURL: paths.AdminExchangesOf(u.ID), LastActive: "never",
 		CSRF: v.CSRF, MinPassword: accounts.MinPassword,
 	}

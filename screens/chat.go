@@ -85,7 +85,7 @@ func AdminViewed(v models.AdminViews) *views.AdminViewed {
 	if v.Count == 0 || v.Last == nil {
 		return nil
 	}
-	return &views.AdminViewed{Count: v.Count, Last: v.Last.Local().Format("Jan 2, 2006 at 15:04"),
+	return &views.AdminViewed{Count: v.Count, Last: v.Last.Local().Format("2 Jan 2006 at 15:04"),
 		LastFull: v.Last.Local().Format(time.RFC3339)}
 }
 

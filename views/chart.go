@@ -232,5 +232,5 @@ func ShortDay(day string) string {
 	if err != nil {
 		return day
 	}
-	return t.Format("Jan 2")
+	return t.Format("2 Jan")
 }

@@ -73,8 +73,8 @@ func TestDayChart(t *testing.T) {
 		t.Fatalf("values %v", values)
 	}
 	// Each bar says what it is when hovered.
-	if !strings.Contains(raw, "<title>Jun 9: 12.5% error rate</title>") {
-		t.Fatalf("no tooltip for Jun 9's rate in %s", raw)
+	if !strings.Contains(raw, "<title>9 Jun: 12.5% error rate</title>") {
+		t.Fatalf("no tooltip for 9 Jun's rate in %s", raw)
 	}
 }
 
@@ -131,7 +131,7 @@ func TestAdminFormats(t *testing.T) {
 		{Count(0), "0"}, {Count(999), "999"}, {Count(1000), "1,000"}, {Count(1234567), "1,234,567"}, {Count(-12345), "-12,345"},
 		{Bytes(0), "0 B"}, {Bytes(1023), "1023 B"}, {Bytes(1536), "1.5 KB"}, {Bytes(5 << 20), "5.0 MB"}, {Bytes(3 << 30), "3.0 GB"},
 		{Percent(1, 8), "12.5%"}, {Percent(0, 0), "–"}, {Percent(3, 3), "100.0%"},
-		{ShortDay("2026-06-10"), "Jun 10"}, {ShortDay("nonsense"), "nonsense"},
+		{ShortDay("2026-06-10"), "10 Jun"}, {ShortDay("nonsense"), "nonsense"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
