@@ -82,6 +82,27 @@ func (e *env) chat(query string, exchangeID int64) (int64, error) {
 	return *out.ExchangeID, nil
 }
 
+// getTimed GETs u (with the API key key, or the session cookie when key is
+// "") and reads the whole answer: how long that took, the status and the
+// body.
+func (e *env) getTimed(ctx context.Context, u, key string) (time.Duration, int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if key != "" {
+		req.Header.Set("x-api-key", key)
+	}
+	t0 := time.Now()
+	res, err := e.http.Do(req)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	return time.Since(t0), res.StatusCode, body, err
+}
+
 // seedLog appends messages with seqs from..n-1, alternating user and
 // assistant, in one transaction, and keeps the header's turn count.
 func (e *env) seedLog(ctx context.Context, exchangeID int64, from, n int) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -35,23 +34,13 @@ func openFigures(ctx context.Context, e *env, r report) error {
 	var ds []time.Duration
 	size := 0
 	for range openSamples {
-		t0 := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		took, status, body, err := e.getTimed(ctx, url, "")
 		if err != nil {
 			return err
 		}
-		res, err := e.http.Do(req)
-		if err != nil {
-			return err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil {
-			return err
-		}
-		ds = append(ds, time.Since(t0))
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /chat/%d: %d", id, res.StatusCode)
+		ds = append(ds, took)
+		if status != http.StatusOK {
+			return fmt.Errorf("GET /chat/%d: %d", id, status)
 		}
 		size = len(body)
 	}

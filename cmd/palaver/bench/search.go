@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -89,24 +88,16 @@ func (e *env) searchBesideOtherWords(ctx context.Context, r report) error {
 	u := "http://" + e.addr + "/api/chat/search?q=" + url.QueryEscape("zeb*")
 	var took []time.Duration
 	for i := range 21 { // the first indexes what waits: not timed
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		req.Header.Set("x-api-key", e.apiKey)
-		t0 := time.Now()
-		res, err := e.http.Do(req)
-		if err != nil {
-			return err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
+		d, status, body, err := e.getTimed(ctx, u, e.apiKey)
 		if err != nil {
 			return err
 		}
 		var page []json.RawMessage
-		if res.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page) == 0 {
-			return fmt.Errorf("GET /api/chat/search?q=zeb*: %d %.200s", res.StatusCode, body)
+		if status != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page) == 0 {
+			return fmt.Errorf("GET /api/chat/search?q=zeb*: %d %.200s", status, body)
 		}
 		if i > 0 {
-			took = append(took, time.Since(t0))
+			took = append(took, d)
 		}
 	}
 	fmt.Fprintf(r.w, "# search zeb* beside another user's %d words that start so\n", otherWords)
@@ -159,27 +150,19 @@ func (e *env) searchQueries(ctx context.Context) ([]string, error) {
 func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Duration, hits int, err error) {
 	u := "http://" + e.addr + "/api/chat/search?q=" + url.QueryEscape(q)
 	for range n {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		req.Header.Set("x-api-key", e.histUser.apiKey)
-		t0 := time.Now()
-		res, err := e.http.Do(req)
+		took, status, body, err := e.getTimed(ctx, u, e.histUser.apiKey)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		api = append(api, time.Since(t0))
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if res.StatusCode != http.StatusOK {
-			return nil, nil, 0, fmt.Errorf("GET /api/chat/search: %d %s", res.StatusCode, body)
+		api = append(api, took)
+		if status != http.StatusOK {
+			return nil, nil, 0, fmt.Errorf("GET /api/chat/search: %d %s", status, body)
 		}
 		var page []json.RawMessage
 		if err := json.Unmarshal(body, &page); err != nil {
 			return nil, nil, 0, err
 		}
-		t0 = time.Now()
+		t0 := time.Now()
 		bareHits, err := e.bareSearch(ctx, q)
 		if err != nil {
 			return nil, nil, 0, err
