@@ -181,15 +181,9 @@ type ExchangeUpdate struct {
 // exchanges. None of them is activity: updated_at (the history's order)
 // stays.
 func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u ExchangeUpdate) (*Exchange, error) {
-	cols := map[string]any{}
+	cols := u.flags()
 	if u.Title != nil {
 		cols["title"] = *u.Title
-	}
-	if u.Pinned != nil {
-		cols["pinned"] = *u.Pinned
-	}
-	if u.Archived != nil {
-		cols["archived"] = *u.Archived
 	}
 	if len(cols) == 0 {
 		return s.Exchange(ctx, userID, id)
@@ -210,13 +204,7 @@ func (s *Store) UpdateExchange(ctx context.Context, userID, id int64, u Exchange
 // conversation: pinning or archiving it there moves all its branches, so
 // that no branch stays behind in the list the person cleared it from.
 func (s *Store) UpdateFamily(ctx context.Context, userID, id int64, u ExchangeUpdate) (*Exchange, error) {
-	cols := map[string]any{}
-	if u.Pinned != nil {
-		cols["pinned"] = *u.Pinned
-	}
-	if u.Archived != nil {
-		cols["archived"] = *u.Archived
-	}
+	cols := u.flags()
 	if len(cols) == 0 {
 		return s.Exchange(ctx, userID, id)
 	}
@@ -233,6 +221,18 @@ func (s *Store) UpdateFamily(ctx context.Context, userID, id int64, u ExchangeUp
 		return nil, wrap("update family", err)
 	}
 	return s.Exchange(ctx, userID, id)
+}
+
+// flags are the columns u sets of pinned and archived.
+func (u ExchangeUpdate) flags() map[string]any {
+	cols := map[string]any{}
+	if u.Pinned != nil {
+		cols["pinned"] = *u.Pinned
+	}
+	if u.Archived != nil {
+		cols["archived"] = *u.Archived
+	}
+	return cols
 }
 
 // ReplaceTitle sets the title of one of the user's exchanges to title only
