@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"palaver/agents"
 	"palaver/models"
@@ -284,15 +283,4 @@ func importExchange(e *transfer.Exchange) (*models.ExportedExchange, error) {
 // clipped is a decoding error in at most a few hundred bytes: the
 // decoder's error quotes a number whole, which may be megabytes long, and
 // the reason goes back to the client and into the log.
-func clipped(err error) string {
-	const max = 300
-	s := err.Error()
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clipped(err error) string { return transfer.Clip(err.Error(), 300) }

@@ -85,8 +85,11 @@ func NameUID(namespace UID, name string) UID {
 }
 
 // clip shortens s for an error message, on a character boundary.
-func clip(s string) string {
-	const max = 60
+func clip(s string) string { return Clip(s, 60) }
+
+// Clip shortens s to at most max bytes (and "…"), on a character
+// boundary: what an error quotes of a value that may be megabytes long.
+func Clip(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
