@@ -84,7 +84,7 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	    trap '(cd / && runuser -u postgres -- "$$pgbin/pg_ctl" -D "$$pgdir/data" -m fast stop >/dev/null 2>&1); rm -rf "$$pgdir"' EXIT; \
 	    (cd / && runuser -u postgres -- "$$pgbin/initdb" -D "$$pgdir/data" -U postgres -A trust --no-sync >/dev/null); \
 	    (cd / && runuser -u postgres -- "$$pgbin/pg_ctl" -D "$$pgdir/data" -l "$$pgdir/log" -w \
-	      -o "-c listen_addresses='' -k $$pgdir -c fsync=off -c full_page_writes=off" start >/dev/null); \
+	      -o "-c listen_addresses='' -k $$pgdir -c fsync=off -c full_page_writes=off -c max_connections=300" start >/dev/null); \
 	    "$$pgbin/psql" -q -h "$$pgdir" -U postgres -c "CREATE DATABASE palaver_test"; \
 	    export PALAVER_TEST_POSTGRES="postgres://postgres@/palaver_test?host=$$pgdir&sslmode=disable"; \
 	  else \
