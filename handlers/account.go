@@ -200,16 +200,16 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	}))
 }
 
-// importRefusal is a refused import file as the account page says it: a
-// file too large says so plainly; one that could not be read says that
-// in a person's words, with what the reader found (a line, a parser's
-// complaint) as the detail, folded away.
-func importRefusal(fe *fiber.Error) *Refusal {
-	if fe.Code == fiber.StatusRequestEntityTooLarge {
-		return refuse(fe.Code, fe.Message).because(fe)
+// importRefusal is a refused import file (r, from importUpload) as the
+// account page says it: a file too large says so plainly; one that could
+// not be read says that in a person's words, with what the reader found (a
+// line, a parser's complaint) as the detail, folded away.
+func importRefusal(r *Refusal) *Refusal {
+	if r.Status == fiber.StatusRequestEntityTooLarge {
+		return r
 	}
-	return refuse(fe.Code, "Nothing was imported: this file could not be read as a Palaver export or a ChatGPT export (conversations.json or its .zip).").
-		detailed(fe.Message).because(fe)
+	return refuse(r.Status, "Nothing was imported: this file could not be read as a Palaver export or a ChatGPT export (conversations.json or its .zip).").
+		detailed(r.Reason).because(r.Cause)
 }
 
 // accountImport reads the import form's file into the user's account (the
@@ -227,9 +227,8 @@ func (h *Handlers) accountImport(c *fiber.Ctx) error {
 		}
 		return nil
 	})
-	var fe *fiber.Error
-	if errors.As(err, &fe) && (fe.Code == fiber.StatusBadRequest || fe.Code == fiber.StatusRequestEntityTooLarge) {
-		return h.accountRefused(c, importRefusal(fe), func(p *views.AccountScreen, r *Refusal) { p.ImportError, p.ImportDetail = r.Reason, r.Detail })
+	if r := refusalOf(err, fiber.StatusBadRequest, fiber.StatusRequestEntityTooLarge); r != nil {
+		return h.accountRefused(c, importRefusal(r), func(p *views.AccountScreen, r *Refusal) { p.ImportError, p.ImportDetail = r.Reason, r.Detail })
 	}
 	if err != nil {
 		return err
