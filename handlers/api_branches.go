@@ -46,16 +46,6 @@ func (h *Handlers) apiFork(c *fiber.Ctx) error {
 	return h.apiTurnAnswer(c, turn, start)
 }
 
-// apiTurnAnswer waits for a turn the request started and answers with it
-// as POST /api/chat does.
-func (h *Handlers) apiTurnAnswer(c *fiber.Ctx, turn *agents.Turn, start time.Time) error {
-	res, err := h.awaitTurn(c, turn)
-	if err != nil {
-		return err
-	}
-	return c.JSON(apiChatResult(res, start))
-}
-
 // apiBranch is one exchange of a family.
 type apiBranch struct {
 	ExchangeID   int64          `json:"exchange_id"`
