@@ -4,8 +4,10 @@
 // reply or an error row.
 //
 // Interfaces only where a test has a fake or there are several
-// implementations (Provider, Slots); the service and its waker take the
-// concrete *models.Store, so a new query is written once.
+// implementations: Provider (builtin, OpenAI, the tests' fakes), Slots (in
+// memory, in PostgreSQL), Observer (nobody, package metrics). Everything
+// else is concrete: the service and its waker take *models.Store, so a new
+// query is written once, and titles come from *OpenAI alone.
 package agents
 
 import (

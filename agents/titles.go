@@ -16,12 +16,6 @@ import (
 	"palaver/models"
 )
 
-// Titler is a provider that can name a conversation from its first turn.
-// The builtin provider is none: its titles stay the first message's.
-type Titler interface {
-	Title(ctx context.Context, query, reply string) (string, error)
-}
-
 // titleTimeout bounds the wait for a title: it is a nicety.
 const titleTimeout = time.Minute
 
@@ -32,11 +26,12 @@ const maxTitleLength = 80
 // just answered, in the background: the reply is already out, and a
 // failure only leaves the first message's title. It is a general or page
 // chat's first answered turn, under the title made from its first message
-// (not renamed), on a provider that makes titles. The title is set only if
-// the exchange still bears the old one when it comes, and without touching
-// its activity time; the open tabs are told.
+// (not renamed), on a provider that makes titles: OpenAI's (the builtin's
+// titles stay the first message's). The title is set only if the exchange
+// still bears the old one when it comes, and without touching its activity
+// time; the open tabs are told.
 func (s *Service) titleFor(ex *models.Exchange, query *models.Message, res *TurnResult) {
-	titler, ok := s.provider.(Titler)
+	titler, ok := s.provider.(*OpenAI)
 	if !ok || res == nil || res.Failed || res.Stopped || res.Cached || res.Reply == nil || query == nil ||
 		ex.TurnCount != 1 || (ex.Scope != models.ScopeGeneral && ex.Scope != models.ScopePage) ||
 		ex.Title != models.TitleFrom(query.Content) {

@@ -15,12 +15,6 @@ import (
 	"palaver/transfer"
 )
 
-// Store is what an export reads.
-type Store interface {
-	ExportPages(ctx context.Context, userID int64, fn func(*models.ExportedPage) error) error
-	ExportExchanges(ctx context.Context, userID int64, fn func(*models.ExportedExchange) error) error
-}
-
 // Counts says how much an export wrote.
 type Counts struct {
 	Pages, Exchanges, Messages int
@@ -31,7 +25,7 @@ type Counts struct {
 // whole log, so that a page's line comes before its exchanges'. It reads and
 // writes a batch at a time: memory stays bounded whatever the account
 // holds. progress, when set, hears the counts after each line.
-func Export(ctx context.Context, store Store, userID int64, w io.Writer, progress func(Counts)) (Counts, error) {
+func Export(ctx context.Context, store *models.Store, userID int64, w io.Writer, progress func(Counts)) (Counts, error) {
 	var n Counts
 	out, err := transfer.NewWriter(w, time.Now().UTC())
 	if err != nil {

@@ -14,11 +14,6 @@ import (
 	"palaver/transfer"
 )
 
-// Importer is what an import writes to.
-type Importer interface {
-	Import(ctx context.Context, userID int64, next func() (*models.ImportItem, error)) (models.ImportCounts, error)
-}
-
 // RefusedError is a file an import refuses, for its content: Reason says
 // why, for a person, naming the line or conversation (an HTTP layer
 // answers 400 with it). Nothing of the file is stored.
@@ -55,7 +50,7 @@ func fileError(format string, args ...any) error {
 // time). A file that cannot be read, or that the store cannot take, stores
 // nothing: the error is a *RefusedError; transfer.ErrTooLarge: over the
 // size limit.
-func Import(ctx context.Context, store Importer, userID int64, r io.Reader, opts transfer.Options) (models.ImportCounts, error) {
+func Import(ctx context.Context, store *models.Store, userID int64, r io.Reader, opts transfer.Options) (models.ImportCounts, error) {
 	f, ok := r.(*os.File)
 	if ok {
 		if _, err := f.Seek(0, io.SeekCurrent); err != nil {

@@ -25,25 +25,28 @@ func (h *Handlers) adminExchanges(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	status := fiber.StatusOK
-	if res.Error != "" && len(res.Rows) == 0 {
-		status = fiber.StatusUnprocessableEntity
+	show := func(status int) error {
+		return fragmentOrFull(c, func() error {
+			// The address bar gets the filters in use, not the form's empty fields.
+			c.Set("HX-Push-Url", screens.AdminListURL(q, "", ""))
+			return render(c, status, views.AdminExchangeResultsFragment(res))
+		}, func() error {
+			form, err := h.screens.AdminFilterForm(c.UserContext(), q)
+			if err != nil {
+				return err
+			}
+			return render(c, status, views.AdminExchanges(views.AdminExchangesScreen{
+				AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
+				Filter:      form,
+				Results:     res,
+			}))
+		})
 	}
-	return fragmentOrFull(c, func() error {
-		// The address bar gets the filters in use, not the form's empty fields.
-		c.Set("HX-Push-Url", screens.AdminListURL(q, "", ""))
-		return render(c, status, views.AdminExchangeResultsFragment(res))
-	}, func() error {
-		form, err := h.screens.AdminFilterForm(c.UserContext(), q)
-		if err != nil {
-			return err
-		}
-		return render(c, status, views.AdminExchanges(views.AdminExchangesScreen{
-			AdminChrome: h.adminChrome(c, "Conversations", views.AdminExchangesSection),
-			Filter:      form,
-			Results:     res,
-		}))
-	})
+	if res.Error != "" && len(res.Rows) == 0 { // only what is wrong: the filters to correct
+		again := func(r *Refusal) error { return show(r.Status) }
+		return refuse(fiber.StatusUnprocessableEntity, res.Error).onFragment(again).onPage(again)
+	}
+	return show(fiber.StatusOK)
 }
 
 // adminExchangeQuery reads the filters from the query string: the values to

@@ -210,10 +210,10 @@ func TestAdminExchangesRow(t *testing.T) {
 	}
 }
 
-// TestAdminExchangesPages walks the list batch by batch, by each sort, as a
+// TestAdminExchangesBatches walks the list batch by batch, by each sort, as a
 // browser without JavaScript follows "Next page", over more exchanges than a
 // batch holds, with ties in every sort key.
-func TestAdminExchangesPages(t *testing.T) {
+func TestAdminExchangesBatches(t *testing.T) {
 	a := newTestApp(t)
 	admin := a.register("root")
 	users := []int64{a.register("ann").user.ID, a.register("bob").user.ID}

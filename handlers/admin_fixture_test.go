@@ -129,7 +129,7 @@ func adminRowIDs(doc *chatNode) []int64 {
 	return out
 }
 
-// adminWalk reads every page of the admin list from path on, following the
+// adminWalk reads every batch of the admin list from path on, following the
 // "Next page" links as a browser without JavaScript would.
 func (c *client) adminWalk(t *testing.T, path string) []int64 {
 	t.Helper()

@@ -46,47 +46,6 @@ func (h *Handlers) apiFork(c *fiber.Ctx) error {
 	return h.apiTurnAnswer(c, turn, start)
 }
 
-// apiRegeneratePayload is POST /api/chat/exchange/{id}/regenerate's body:
-// the seq of the reply to answer again (absent: the last one).
-type apiRegeneratePayload struct {
-	Seq     *int64 `json:"seq"`
-	Context string `json:"context"`
-}
-
-// apiRegenerate answers again the user message before a reply, in a fork
-// at that reply's seq; the old answer stays where it was.
-func (h *Handlers) apiRegenerate(c *fiber.Ctx) error {
-	start := time.Now()
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	var p apiRegeneratePayload
-	if len(c.Body()) > 0 {
-		if err := apiDecode(c, &p); err != nil {
-			return err
-		}
-	}
-	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
-		UserID: currentUser(c).ID, ExchangeID: id, Seq: p.Seq, Context: p.Context,
-		AgentType: c.Query("agent_type", agents.AgentAuto),
-	})
-	if err != nil {
-		return err
-	}
-	return h.apiTurnAnswer(c, turn, start)
-}
-
-// apiTurnAnswer waits for a turn the request started and answers with it
-// as POST /api/chat does.
-func (h *Handlers) apiTurnAnswer(c *fiber.Ctx, turn *agents.Turn, start time.Time) error {
-	res, err := h.awaitTurn(c, turn)
-	if err != nil {
-		return err
-	}
-	return c.JSON(apiChatResult(res, start))
-}
-
 // apiBranch is one exchange of a family.
 type apiBranch struct {
 	ExchangeID   int64          `json:"exchange_id"`

@@ -100,7 +100,7 @@ func (c *client) apiMessages(exchangeID int64) []apiMsgOut {
 	return out
 }
 
-// apiHistory reads one page of the history through the API.
+// apiHistory reads one batch of the history through the API.
 func (c *client) apiHistory(query string) []apiHistoryOut {
 	c.a.t.Helper()
 	var out []apiHistoryOut

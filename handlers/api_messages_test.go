@@ -131,10 +131,10 @@ func TestAPIMessagesErrors(t *testing.T) {
 	}
 }
 
-// TestAPIMessagesPaging: ?limit and ?before_seq read a long log back from its
+// TestAPIMessagesBatches: ?limit and ?before_seq read a long log back from its
 // end, error rows with the entries around them, each entry once; the whole
 // log stays the default.
-func TestAPIMessagesPaging(t *testing.T) {
+func TestAPIMessagesBatches(t *testing.T) {
 	a := newTestApp(t, withChatProvider(chatDownProvider{}))
 	ann := a.apiClient("ann")
 	ex := *ann.apiChat("first, which fails", 0).ExchangeID // seq 0 and an error row

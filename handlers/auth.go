@@ -49,18 +49,14 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	var wait *throttledError
 	switch {
 	case errors.As(err, &wait):
-		return h.authRefused(c, false, username, wait, "Too many failed sign-ins. Try again "+wait.in()+".")
+		return h.authThrottled(c, false, username, wait, "Too many failed sign-ins. Try again "+wait.in()+".")
 	case errors.Is(err, errBadCredentials):
-		f := h.authForm(c, false)
-		f.Username, f.Error = username, "Wrong username or password."
-		return render(c, fiber.StatusUnauthorized, views.Auth(f))
+		return h.authRefusal(c, false, username, refuse(fiber.StatusUnauthorized, "Wrong username or password.").because(err))
 	case err != nil:
 		return err
 	}
 	if u.Disabled { // said only to whoever knows the password
-		f := h.authForm(c, false)
-		f.Username, f.Error = username, "This account is disabled. Ask an administrator to enable it."
-		return render(c, fiber.StatusForbidden, views.Auth(f))
+		return h.authRefusal(c, false, username, refuse(fiber.StatusForbidden, "This account is disabled. Ask an administrator to enable it."))
 	}
 	if err := h.signIn(c, u); err != nil {
 		return err
@@ -79,20 +75,17 @@ func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 // register creates an account (the first one is admin) and signs it in. An
 // address may register registerLimit.Max times an hour.
 func (h *Handlers) register(c *fiber.Ctx) error {
-	f := h.authForm(c, true)
-	if !h.cfg.AllowRegistration {
-		return render(c, fiber.StatusForbidden, views.Auth(f))
+	if !h.cfg.AllowRegistration { // the form says registration is closed
+		return h.authRefusal(c, true, "", refuse(fiber.StatusForbidden, "Registration is closed on this server."))
 	}
 	username, password := accounts.Username(formValue(c, "username")), formValue(c, "password")
-	f.Username = username
 	if err := accounts.ValidateCredentials(username, password); err != nil {
-		f.Error = err.Error()
-		return render(c, fiber.StatusUnprocessableEntity, views.Auth(f))
+		return h.authRefusal(c, true, username, refuse(fiber.StatusUnprocessableEntity, err.Error()))
 	}
 	if wait, err := h.registrationAttempt(c); err != nil {
 		return err
 	} else if wait != nil {
-		return h.authRefused(c, true, username, wait, "Too many accounts were created from your address. Try again "+wait.in()+".")
+		return h.authThrottled(c, true, username, wait, "Too many accounts were created from your address. Try again "+wait.in()+".")
 	}
 	hash, err := accounts.HashPassword(password)
 	if err != nil {
@@ -100,8 +93,7 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	}
 	u, err := h.store.CreateUser(c.UserContext(), username, hash, false)
 	if errors.Is(err, models.ErrUsernameTaken) {
-		f.Error = "That username is taken. Choose another, or sign in."
-		return render(c, fiber.StatusConflict, views.Auth(f))
+		return h.authRefusal(c, true, username, refuse(fiber.StatusConflict, "That username is taken. Choose another, or sign in.").because(err))
 	}
 	if err != nil {
 		return err
@@ -112,13 +104,22 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	return redirect(c, paths.ChatHome)
 }
 
-// authRefused re-renders the sign-in or registration form for a throttled
-// attempt: 429 with Retry-After.
-func (h *Handlers) authRefused(c *fiber.Ctx, register bool, username string, wait *throttledError, msg string) error {
+// authRefusal refuses a sign-in or registration: the error handler answers
+// it with the form again, the reason in it and the name typed kept, for
+// htmx as without JavaScript.
+func (h *Handlers) authRefusal(c *fiber.Ctx, register bool, username string, r *Refusal) *Refusal {
+	show := func(r *Refusal) error {
+		f := h.authForm(c, register)
+		f.Username, f.Error = username, r.Reason
+		return render(c, r.Status, views.Auth(f))
+	}
+	return r.onFragment(show).onPage(show)
+}
+
+// authThrottled refuses a throttled attempt: 429 with Retry-After.
+func (h *Handlers) authThrottled(c *fiber.Ctx, register bool, username string, wait *throttledError, msg string) *Refusal {
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait.seconds()))
-	f := h.authForm(c, register)
-	f.Username, f.Error = username, msg
-	return render(c, fiber.StatusTooManyRequests, views.Auth(f))
+	return h.authRefusal(c, register, username, refuse(fiber.StatusTooManyRequests, msg).because(wait))
 }
 
 // logout ends the session: its row is deleted and its cookie expired (a
@@ -131,36 +132,4 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 		h.hub.Recheck(u.ID) // this session's sockets and streams end (principal.go)
 	}
 	return redirect(c, paths.Login)
-}
-
-// apiAuth authenticates a JSON API call by x-api-key, or by the session (and
-// then an unsafe method must carry the X-CSRF-Token header).
-func (h *Handlers) apiAuth(c *fiber.Ctx) error {
-	if key := c.Get("x-api-key"); key != "" {
-		hash := HashAPIKey(key)
-		u, err := h.store.UserByAPIKey(c.UserContext(), hash)
-		if errors.Is(err, models.ErrNotFound) {
-			return fiber.NewError(fiber.StatusUnauthorized, "Invalid API key")
-		}
-		if err != nil {
-			return err
-		}
-		if u.Disabled {
-			return fiber.NewError(fiber.StatusUnauthorized, "This account is disabled")
-		}
-		c.Locals(localUser, u)
-		c.Locals(localAPIKey, hash) // what an event stream checks again (principal.go)
-		return c.Next()
-	}
-	if currentUser(c) == nil {
-		return fiber.NewError(fiber.StatusUnauthorized, "Authentication required: send an x-api-key header or sign in")
-	}
-	switch c.Method() {
-	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
-	default:
-		if !h.csrfMatches(c, c.Get("X-CSRF-Token")) {
-			return fiber.NewError(fiber.StatusForbidden, "Missing or wrong X-CSRF-Token header")
-		}
-	}
-	return c.Next()
 }

@@ -56,7 +56,7 @@ func browserLongTranscript(t *testing.T, root context.Context) {
 	if n := browserEval[int](tab, browserCount(browserLogged)); n != 52 {
 		s.fatalf("the conversation opens with %d entries, want 52", n)
 	}
-	// Without JavaScript, the sentinel is a link to the older page.
+	// Without JavaScript, the sentinel is a link to the older batch.
 	plain := tab.tab("lou-nojs")
 	plain.disableJavaScript()
 	plain.visit(fmt.Sprintf("/chat/%d", id))

@@ -8,7 +8,6 @@ import (
 
 	"palaver/agents"
 	"palaver/models"
-	"palaver/paths"
 	"palaver/screens"
 	"palaver/views"
 )
@@ -18,10 +17,6 @@ import (
 // the fork; the original stays as it was. htmx tabs get the new branch's
 // screen at once (the reply streams over /live), its address pushed;
 // without JavaScript the answer waits for the reply and goes there (303).
-
-// sessBranchNotice holds, for a browser without JavaScript, the notice the
-// next chat screen shows: why it is on a new branch.
-const sessBranchNotice = "branch_notice"
 
 // chatBranchMessage reads /chat/message/{id}/…: a message of one of the
 // user's general chats (another user's, one of a page or job chat, a
@@ -94,70 +89,4 @@ func (h *Handlers) chatEdit(c *fiber.Ctx) error {
 		return err
 	}
 	return h.chatToBranch(c, turn, views.NoticeEdited)
-}
-
-// chatRegenerateConfirm asks before writing a new answer, for browsers
-// without JavaScript (htmx posts at once).
-func (h *Handlers) chatRegenerateConfirm(c *fiber.Ctx) error {
-	m, err := h.chatBranchMessage(c, models.RoleAssistant)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.ConfirmScreen(views.ChatConfirm{
-		Base: h.base(c, "A new answer", "chat"), Heading: "Write a new answer?",
-		Message: "Palaver answers your message again, in a new branch of this conversation. The current answer stays where it is.",
-		Action:  paths.MessageRegenerate(m.ID), Confirm: "Write a new answer", Cancel: paths.ChatAtSeq(m.ExchangeID, *m.Seq),
-	}))
-}
-
-// chatRegenerate writes a new answer to the user message before a reply,
-// in a fork at the reply's seq; the old answer stays. A message that is
-// not a reply: 400.
-func (h *Handlers) chatRegenerate(c *fiber.Ctx) error {
-	m, err := h.chatBranchMessage(c, models.RoleAssistant)
-	if err != nil {
-		return err
-	}
-	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
-		UserID: currentUser(c).ID, ExchangeID: m.ExchangeID, Seq: m.Seq, AgentType: agents.AgentAuto,
-	})
-	if err != nil {
-		return err
-	}
-	return h.chatToBranch(c, turn, views.NoticeRegenerated)
-}
-
-// chatToBranch takes the tab to the branch a turn runs in, with a notice.
-// Without JavaScript it waits for the reply first, so that the page it
-// goes to shows it.
-func (h *Handlers) chatToBranch(c *fiber.Ctx, turn *agents.Turn, notice string) error {
-	if _, err := h.awaitTurn(c, turn); err != nil {
-		return err
-	}
-	return h.chatBranchScreen(c, turn.Exchange.ID, notice)
-}
-
-// chatBranchScreen shows the branch exchangeID, new to the tab, with a
-// notice, and makes it the current conversation. htmx swaps the whole
-// screen in and pushes its address; without JavaScript the browser goes
-// there (303) and the notice waits in the session.
-func (h *Handlers) chatBranchScreen(c *fiber.Ctx, exchangeID int64, notice string) error {
-	ctx := c.UserContext()
-	h.sessions.Put(ctx, sessExchange, exchangeID)
-	target := paths.Chat(exchangeID)
-	screen := func() error {
-		s, err := h.chatScreen(c, exchangeID, "")
-		if err != nil {
-			return err
-		}
-		s.Conversation.Notice = notice
-		c.Set("HX-Retarget", "body")
-		c.Set("HX-Reswap", "innerHTML")
-		c.Set("HX-Push-Url", target)
-		return render(c, fiber.StatusOK, views.Chat(s))
-	}
-	if !inPlace(c, screen) { // the browser goes there: the notice waits for it
-		h.sessions.Put(ctx, sessBranchNotice, notice)
-	}
-	return done(c, target, screen)
 }

@@ -221,7 +221,7 @@ func TestChatSeqOpensAWindow(t *testing.T) {
 	if got := slices.Concat(pages...); !slices.Equal(got, all) {
 		t.Fatalf("the pages put together:\n%v\nthe log:\n%v", got, all)
 	}
-	// A seq near the end opens the latest page, with nothing below it.
+	// A seq near the end opens the latest batch, with nothing below it.
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?seq=128", id))
 	if href, _ := sentinel(t, doc, "transcript-newer"); href != "" || len(chatTranscript(doc)) != 52 {
 		t.Fatalf("?seq=128: newer %q, %d entries", href, len(chatTranscript(doc)))
@@ -289,8 +289,8 @@ func TestChatTimeTravel(t *testing.T) {
 	}
 	mustStatus(t, bob.get(fmt.Sprintf("/chat/%d?at=4", id)), http.StatusNotFound)
 
-	// A long log as it was: its latest page up to the point, the older
-	// pages read-only too, together the log as it was, once.
+	// A long log as it was: its latest batch up to the point, the older
+	// batches read-only too, together the log as it was, once.
 	long := a.longChat(ann.user.ID, 130, 20, 79, 80, 129)
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=101", long))
 	pages := [][]string{transcriptIDs(doc)}
@@ -309,7 +309,7 @@ func TestChatTimeTravel(t *testing.T) {
 	if got, want := slices.Concat(pages...), a.logIDs(ann.user.ID, long, at(100)); !slices.Equal(got, want) {
 		t.Fatalf("time travel's pages:\n%v\nthe log at 100:\n%v", got, want)
 	}
-	// Without JavaScript, the older page keeps the point, and leads back.
+	// Without JavaScript, the older batch keeps the point, and leads back.
 	doc = ann.chatScreen(t, fmt.Sprintf("/chat/%d?at=101&before_seq=51", long))
 	if got := transcriptIDs(doc); !slices.Equal(got, pages[1]) || len(htmltest.ByTestID(doc, "time-travel")) != 1 {
 		t.Fatalf("?at=101&before_seq=51 shows %v, want %v, with the bar", got, pages[1])

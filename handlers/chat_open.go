@@ -39,7 +39,7 @@ func (h *Handlers) chatCurrent(c *fiber.Ctx) error {
 }
 
 // chatOpen shows one of the user's general conversations and makes it the
-// current one, on its latest page of messages; ?seq= opens it on a window
+// current one, on its latest batch of messages; ?seq= opens it on a window
 // around that message, highlighted (a search hit's); ?before_seq= on the
 // page before that seq (older messages without JavaScript); ?at= as it
 // was at that message, counted from 1, read-only (time travel; beyond the

@@ -57,10 +57,3 @@ func (h *Handlers) searchAnswer(c *fiber.Ctx, status int, res views.SearchResult
 		return render(c, status, views.Search(views.SearchScreen{Base: h.base(c, "Search", "chat"), Sidebar: side, Results: res}))
 	})
 }
-
-// chatSidebar is the sidebar of a chat screen that shows no conversation
-// (search, archived), the current one marked.
-func (h *Handlers) chatSidebar(c *fiber.Ctx) (views.Sidebar, error) {
-	current := h.chatCurrentID(c)
-	return h.screens.Sidebar(c.UserContext(), h.viewer(c), current, nil)
-}

@@ -4,8 +4,10 @@
 // screens call, and renders one view or redirects.
 //
 // Interfaces only where a test has a fake or there are several
-// implementations (Observer); the store is the concrete *models.Store, so a
-// new query is written once.
+// implementations: Observer (nobody, package metrics), and the agents.Slots
+// and throttle.Throttle it is given (in memory, in PostgreSQL). The store,
+// the agent service and the hub are concrete (*models.Store, …), so a new
+// query is written once.
 //
 // A refused input is a *Refusal the handler returns (refusal.go); the error
 // handler alone answers it as the request needs (JSON, an alert, the form's

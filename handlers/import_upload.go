@@ -44,9 +44,10 @@ func importRoute(c *fiber.Ctx) bool {
 // that trickles its body holds a connection, never the database. The file
 // is the raw body, or the part "file" of a multipart form, whose fields
 // before it are given to check (the HTML form's CSRF token) before the
-// file is read. A refused file is a *fiber.Error (400, 408 or 413) that
+// file is read. An upload refused is a *fiber.Error (400, 408 or 413) that
 // says why; the connection then closes, lingering, as the client may still
-// be sending (limitBody).
+// be sending (limitBody). A file the reader refused is a Refusal (400)
+// carrying the reader's *dataport.RefusedError.
 func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]string) error) (models.ImportCounts, error) {
 	var n models.ImportCounts
 	limit := cmp.Or(h.cfg.MaxImportBytes, importLimit)
@@ -87,7 +88,7 @@ func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]strin
 	case errors.Is(err, transfer.ErrTooLarge):
 		return n, tooLarge
 	case errors.As(err, &refused):
-		return n, fiber.NewError(fiber.StatusBadRequest, "Nothing was imported: "+sentence(refused.Reason))
+		return n, refuse(fiber.StatusBadRequest, "Nothing was imported: "+sentence(refused.Reason)).because(err)
 	}
 	return n, err
 }

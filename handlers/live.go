@@ -28,12 +28,15 @@ import (
 // it reads anything, so what the catch-up read misses arrives as an event,
 // and what both bring is sent once.
 //
-// Send a message and see it live in another tab, in four files:
+// Send a message and see it live in another tab, in four steps (five
+// files: the agents' step is two):
 //  1. handlers/chat_send.go: chatSend starts the turn (agents.Service,
 //     through sendTurn) and answers the tab that sent it (chatSent, its
 //     entries from screens.NewEntries).
-//  2. agents/turns.go: the turn commits the message and later the reply,
-//     and publishes each on the user's hub (publishEntry, publishTurn).
+//  2. agents/service.go: Start commits the user message (store.StartTurn)
+//     and launches the turn; agents/turns.go: launch publishes the message
+//     on the user's hub, and the turn later commits the reply and publishes
+//     it (publishEntry, publishTurn).
 //  3. handlers/live_socket.go: the other tab's connection hears the event
 //     (run, events, event) and writes what screens returns (send, flush).
 //  4. screens/live.go: LiveEvent, from what the tab watches and has been

@@ -76,7 +76,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
-	// Branches: an edited message or a new answer is a fork (chat_edit.go).
+	// Branches: an edited message or a new answer is a fork (chat_edit.go,
+	// chat_regenerate.go).
 	chat.Get("/message/:id/edit", h.chatEditForm)
 	chat.Post("/message/:id/edit", h.chatEdit)
 	chat.Get("/message/:id/regenerate", h.chatRegenerateConfirm)

@@ -94,6 +94,28 @@ func seedAtV3(t *testing.T, s *models.Store) *sql.DB {
 	return db
 }
 
+// sqliteBefore is a SQLite store seeded at version 3 (seedAtV3) and
+// migrated up to the one before version, with the goose provider that takes
+// it on: the start of a test of that migration. The store closes with the
+// test.
+func sqliteBefore(t *testing.T, version int64) (*models.Store, *sql.DB, *goose.Provider) {
+	t.Helper()
+	s, err := models.Open(filepath.Join(t.TempDir(), "m.db"), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	db := seedAtV3(t, s)
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, os.DirFS("sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), version-1); err != nil {
+		t.Fatal(err)
+	}
+	return s, db, p
+}
+
 // snapshot prints every row of the tables, in id order, every column.
 func snapshot(t *testing.T, db *sql.DB, tables ...string) string {
 	t.Helper()

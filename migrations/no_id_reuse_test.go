@@ -3,14 +3,11 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/pressly/goose/v3"
 
 	"palaver/migrations"
 	"palaver/models"
@@ -35,19 +32,7 @@ func userTables(t *testing.T, db *sql.DB) []string {
 // schema of 00016.
 func TestNoIDReuseSQLite(t *testing.T) {
 	ctx := context.Background()
-	s, err := models.Open(filepath.Join(t.TempDir(), "m.db"), models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := seedAtV3(t, s)
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, os.DirFS("sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, noIDReuseVersion-1); err != nil {
-		t.Fatal(err)
-	}
+	s, db, p := sqliteBefore(t, noIDReuseVersion)
 	// The newest exchange (a fork, with the newest messages) goes before
 	// the migration: SQLite would give 1005 and 1011 again.
 	for _, q := range []string{

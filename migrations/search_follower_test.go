@@ -3,14 +3,8 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/pressly/goose/v3"
-
-	"palaver/models"
 )
 
 // searchFollowerVersion is the migration that takes SQLite's message
@@ -24,19 +18,7 @@ const searchFollowerVersion = 15
 // step.
 func TestSearchFollowerSQLite(t *testing.T) {
 	ctx := context.Background()
-	s, err := models.Open(filepath.Join(t.TempDir(), "m.db"), models.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := seedAtV3(t, s)
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, os.DirFS("sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, searchFollowerVersion-1); err != nil {
-		t.Fatal(err)
-	}
+	_, db, p := sqliteBefore(t, searchFollowerVersion)
 	const find = "SELECT CAST(rowid AS TEXT) FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid"
 	intact := func(step string) {
 		t.Helper()

@@ -190,9 +190,9 @@ func rowIDs(rows []AdminExchangeRow) []int64 {
 	return out
 }
 
-// walkAdmin reads every page of an admin list with the given page size and
-// returns the ids in order, failing on a page that is too long or a cursor
-// that does not move on.
+// walkAdmin reads every batch of an admin list with the given batch size
+// and returns the ids in order, failing on a batch that is too long or a
+// cursor that does not move on.
 func walkAdmin(t *testing.T, s *Store, f AdminExchangeFilter, size int) []int64 {
 	t.Helper()
 	f.Limit = size

@@ -30,7 +30,8 @@ var ErrLeaseLost = errors.New("the turn's lease was lost")
 // ErrLeaseLost, so what stops writing on a lost lease stops on it too.
 var ErrExchangeGone = fmt.Errorf("the conversation was deleted while its reply was being written: %w", ErrLeaseLost)
 
-// ErrBadCursor means a pagination cursor could not be read.
+// ErrBadCursor means a keyset cursor (where the next batch starts) could
+// not be read.
 var ErrBadCursor = errors.New("invalid cursor")
 
 // ErrNothingToRetry means the exchange has no failed turn to run again.

@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The branch active last (issue 24). Three things ask which branch of a
 // family stands for it: the sidebar, which shows one item per family and
@@ -58,6 +61,26 @@ func (f *Family) lastActive(keep func(*FamilyMember) bool) *FamilyMember {
 		}
 	}
 	return best
+}
+
+// familyOf is the family of exchanges as Store.Family returns them (the
+// root first).
+func familyOf(exchanges []Exchange) Family {
+	f := Family{Members: make([]FamilyMember, len(exchanges))}
+	for i, e := range exchanges {
+		if i == 0 {
+			f.Root = e.ID
+		}
+		f.Members[i] = FamilyMember{Root: f.Root, ID: e.ID, UserID: e.UserID, PageID: e.PageID, Scope: e.Scope,
+			Pinned: e.Pinned, Archived: e.Archived, UpdatedAt: e.UpdatedAt}
+	}
+	return f
+}
+
+// lastUsed is the member among ids active last: the branch last used of
+// those holding one entry, which a branch switcher links to.
+func (f *Family) lastUsed(ids []int64) *FamilyMember {
+	return f.lastActive(func(m *FamilyMember) bool { return slices.Contains(ids, m.ID) })
 }
 
 // Head is the member of m's list that the list shows for the family: the

@@ -90,13 +90,14 @@ func (s *Store) FamilyBranchPoints(ctx context.Context, userID, exchangeID int64
 
 // familyTree answers where two members' logs part, from the fork points.
 type familyTree struct {
+	family Family // whose rule picks the branch a switcher links to
 	byID   map[int64]*Exchange
 	chain  map[int64][]int64 // root … member
 	length map[int64]int64   // entries in the log (its next seq)
 }
 
 func newFamilyTree(family []Exchange) *familyTree {
-	t := &familyTree{byID: map[int64]*Exchange{}, chain: map[int64][]int64{}, length: map[int64]int64{}}
+	t := &familyTree{family: familyOf(family), byID: map[int64]*Exchange{}, chain: map[int64][]int64{}, length: map[int64]int64{}}
 	for i := range family {
 		t.byID[family[i].ID] = &family[i]
 	}
@@ -181,13 +182,7 @@ func (t *familyTree) branchPoints(x int64) []BranchPoint {
 			}
 		}
 		for _, h := range held {
-			a := alt{first: h[0], rep: h[0]}
-			for _, m := range h[1:] {
-				if e, r := t.byID[m], t.byID[a.rep]; activeAfter(e.UpdatedAt, m, r.UpdatedAt, a.rep) {
-					a.rep = m
-				}
-			}
-			alts = append(alts, a)
+			alts = append(alts, alt{first: h[0], rep: t.family.lastUsed(h).ID})
 		}
 		slices.SortFunc(alts, func(a, b alt) int { return int(a.first - b.first) })
 		p := BranchPoint{Seq: d}

@@ -15,7 +15,7 @@ import (
 	"palaver/paths"
 )
 
-// SearchQuery is one page of a user's search over their own messages and
+// SearchQuery is one batch of a user's search over their own messages and
 // exchange titles.
 type SearchQuery struct {
 	Terms     []SearchTerm // from ParseSearch; none finds nothing
@@ -135,7 +135,7 @@ type searchRow struct {
 	PageID     *int64
 }
 
-// Search returns one keyset page of the user's hits for q, best first. The
+// Search returns one keyset batch of the user's hits for q, best first. The
 // terms are the engine's query in full: they were parsed (ParseSearch), and
 // whatever was typed cannot reach the engine as syntax.
 func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]SearchHit, error) {
@@ -224,7 +224,7 @@ func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]search
 	return rows, db.Raw(sql, args...).Scan(&rows).Error
 }
 
-// SQLiteSearchSQL is the statement Search runs on SQLite for one page of
+// SQLiteSearchSQL is the statement Search runs on SQLite for one batch of
 // the user's hits, and its arguments (for database/sql as they are):
 // palaver bench times it bare beside the store's whole search. LIMIT ?+0:
 // SQLite prepares a statement with a bare bound LIMIT again on every run.

@@ -15,11 +15,11 @@ import (
 // AdminExchangeGate describes someone's exchange before it is opened, in
 // the frame ch (titled with the exchange): nothing of the log.
 func (s *Screens) AdminExchangeGate(ctx context.Context, ch views.AdminChrome, id int64) (views.AdminExchangeGate, error) {
-	ex, err := s.admin.AdminExchange(ctx, id)
+	ex, err := s.store.AdminExchange(ctx, id)
 	if err != nil {
 		return views.AdminExchangeGate{}, err
 	}
-	seen, err := s.admin.ExchangeAdminViews(ctx, ex.UserID, ex.ID)
+	seen, err := s.store.ExchangeAdminViews(ctx, ex.UserID, ex.ID)
 	if err != nil {
 		return views.AdminExchangeGate{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Screens) AdminExchangeGate(ctx context.Context, ch views.AdminChrome, i
 // frame ch (titled with the exchange).
 func (s *Screens) AdminExchangeLog(ctx context.Context, ch views.AdminChrome, ex *models.AdminExchangeRow, msgs []models.Message,
 	audit *models.AdminAudit, reason string) (views.AdminExchangeView, error) {
-	seen, err := s.admin.ExchangeAdminViews(ctx, ex.UserID, ex.ID)
+	seen, err := s.store.ExchangeAdminViews(ctx, ex.UserID, ex.ID)
 	if err != nil {
 		return views.AdminExchangeView{}, err
 	}
@@ -42,11 +42,11 @@ func (s *Screens) AdminExchangeLog(ctx context.Context, ch views.AdminChrome, ex
 			proposals = append(proposals, m.ID)
 		}
 	}
-	states, err := s.admin.AdminProposalStates(ctx, proposals)
+	states, err := s.store.AdminProposalStates(ctx, proposals)
 	if err != nil {
 		return views.AdminExchangeView{}, err
 	}
-	runs, err := s.admin.AdminSubRuns(ctx, ex.ID)
+	runs, err := s.store.AdminSubRuns(ctx, ex.ID)
 	if err != nil {
 		return views.AdminExchangeView{}, err
 	}

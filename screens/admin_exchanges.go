@@ -22,17 +22,17 @@ func (s *Screens) AdminExchangeResults(ctx context.Context, q url.Values, f mode
 	if problem != "" {
 		return res, nil
 	}
-	rows, next, err := s.admin.AdminListExchanges(ctx, f)
+	rows, next, err := s.store.AdminListExchanges(ctx, f)
 	if errors.Is(err, models.ErrBadCursor) {
 		res.Error = "That page link is out of date: showing the first page instead."
 		f.After = nil
 		q.Del("after")
-		rows, next, err = s.admin.AdminListExchanges(ctx, f)
+		rows, next, err = s.store.AdminListExchanges(ctx, f)
 	}
 	if err != nil {
 		return res, err
 	}
-	total, err := s.admin.AdminCountExchanges(ctx, f)
+	total, err := s.store.AdminCountExchanges(ctx, f)
 	if err != nil {
 		return res, err
 	}
@@ -70,11 +70,11 @@ func AdminListURL(q url.Values, key, value string) string {
 // AdminFilterForm fills the filter form's choices, the submitted ones (q)
 // chosen.
 func (s *Screens) AdminFilterForm(ctx context.Context, q url.Values) (views.AdminFilterForm, error) {
-	users, err := s.admin.AdminUsernames(ctx)
+	users, err := s.store.AdminUsernames(ctx)
 	if err != nil {
 		return views.AdminFilterForm{}, err
 	}
-	agents, err := s.admin.AdminAgentTypes(ctx)
+	agents, err := s.store.AdminAgentTypes(ctx)
 	if err != nil {
 		return views.AdminFilterForm{}, err
 	}

@@ -30,14 +30,14 @@ func RetentionEvery() string {
 func (s *Screens) AdminHousekeeping(ctx context.Context, ch views.AdminChrome) (views.AdminHousekeepingScreen, error) {
 	p := views.AdminHousekeepingScreen{
 		AdminChrome: ch,
-		Dialect:     s.admin.Dialect(), OrphanGrace: "an hour", ScheduleEvery: RetentionEvery(),
+		Dialect:     s.store.Dialect(), OrphanGrace: "an hour", ScheduleEvery: RetentionEvery(),
 	}
-	size, err := s.admin.AdminDatabaseSize(ctx)
+	size, err := s.store.AdminDatabaseSize(ctx)
 	if err != nil {
 		return p, err
 	}
 	p.Size = adminSize(size, p.Dialect)
-	orphans, total, err := s.admin.AdminOrphans(ctx, time.Now(), adminOrphansShown)
+	orphans, total, err := s.store.AdminOrphans(ctx, time.Now(), adminOrphansShown)
 	if err != nil {
 		return p, err
 	}
@@ -53,13 +53,13 @@ func (s *Screens) AdminHousekeeping(ctx context.Context, ch views.AdminChrome) (
 		p.Orphans = append(p.Orphans, views.AdminOrphanItem{ID: o.ID, User: o.Username, Title: DisplayTitle(o.Title),
 			Why: why, When: AdminTime(o.UpdatedAt), Messages: o.Messages})
 	}
-	st, err := s.admin.Settings(ctx)
+	st, err := s.store.Settings(ctx)
 	if err != nil {
 		return p, err
 	}
 	days := strconv.FormatInt(st.RetentionDays, 10)
 	p.Retention = views.AdminRetentionForm{Enabled: st.RetentionEnabled, Days: days, Saved: days, MaxDays: models.MaxRetentionDays}
-	runs, err := s.admin.AdminRetentionRuns(ctx, adminRetentionRuns)
+	runs, err := s.store.AdminRetentionRuns(ctx, adminRetentionRuns)
 	if err != nil {
 		return p, err
 	}
@@ -99,7 +99,7 @@ func adminRunItem(r models.RetentionRunRow) views.AdminRunItem {
 
 // AdminDryRun lists what a dry run of the retention policy found.
 func (s *Screens) AdminDryRun(ctx context.Context, run *models.RetentionRun) (*views.AdminDryRun, error) {
-	cands, err := s.admin.AdminRetentionCandidates(ctx, run.Cutoff, adminDryRunShown)
+	cands, err := s.store.AdminRetentionCandidates(ctx, run.Cutoff, adminDryRunShown)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ const adminWindow = 30
 // AdminOverview builds the dashboard: the service's health over the last
 // adminWindow days, as charts with their tables, in the frame ch.
 func (s *Screens) AdminOverview(ctx context.Context, ch views.AdminChrome) (views.AdminOverviewScreen, error) {
-	o, err := s.admin.AdminOverview(ctx, adminWindow, time.Now())
+	o, err := s.store.AdminOverview(ctx, adminWindow, time.Now())
 	if err != nil {
 		return views.AdminOverviewScreen{}, err
 	}

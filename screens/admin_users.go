@@ -18,7 +18,7 @@ const adminUsersListed = 100
 // batch after the name after ("": from the first), for the administrator v
 // in the frame ch.
 func (s *Screens) AdminUsers(ctx context.Context, v Viewer, ch views.AdminChrome, after string) (views.AdminUsersScreen, error) {
-	rows, more, err := s.admin.AdminListUsers(ctx, after, adminUsersListed)
+	rows, more, err := s.store.AdminListUsers(ctx, after, adminUsersListed)
 	if err != nil {
 		return views.AdminUsersScreen{}, err
 	}
@@ -34,7 +34,7 @@ func (s *Screens) AdminUsers(ctx context.Context, v Viewer, ch views.AdminChrome
 
 // AdminUserRow is one account's row, as an action left it.
 func (s *Screens) AdminUserRow(ctx context.Context, v Viewer, id int64) (views.AdminUserItem, error) {
-	row, err := s.admin.AdminUser(ctx, id)
+	row, err := s.store.AdminUser(ctx, id)
 	if err != nil {
 		return views.AdminUserItem{}, err
 	}

@@ -139,7 +139,7 @@ func (s *Screens) familyHeads(ctx context.Context, v Viewer, sums []models.Excha
 	if current != 0 {
 		ids = append(ids, current)
 	}
-	heads, err := s.store.FamilyHeads(ctx, v.UserID, ids)
+	heads, err := s.heads.FamilyHeads(ctx, v.UserID, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 // ShownItem is the sidebar item of the conversation on screen, ex, with its
 // family's size: read for one tab (not shared as an event's FamilyItem is).
 func (s *Screens) ShownItem(ctx context.Context, v Viewer, ex *models.Exchange) (views.HistoryItem, error) {
-	heads, err := s.store.FamilyHeads(ctx, v.UserID, []int64{ex.ID})
+	heads, err := s.heads.FamilyHeads(ctx, v.UserID, []int64{ex.ID})
 	if err != nil {
 		return views.HistoryItem{}, err
 	}

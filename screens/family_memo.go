@@ -49,7 +49,7 @@ type familyHeads struct {
 	err   error
 }
 
-// eventFamilyHeads returns store.FamilyHeads(ids) for the event ex, made once
+// eventFamilyHeads returns s.heads.FamilyHeads(ids) for the event ex, made once
 // per event and current; the map is shared by the event's tabs, and only
 // read (FamilyItem). A failed lookup (the first tab's connection went, say)
 // is not shared: each tab then asks for itself.
@@ -80,9 +80,9 @@ func (s *Screens) eventFamilyHeads(ctx context.Context, userID int64, ex *models
 		ev.heads[current] = f
 	}
 	m.mu.Unlock()
-	f.once.Do(func() { f.heads, f.err = s.store.FamilyHeads(ctx, userID, ids) })
+	f.once.Do(func() { f.heads, f.err = s.heads.FamilyHeads(ctx, userID, ids) })
 	if f.err != nil {
-		return s.store.FamilyHeads(ctx, userID, ids)
+		return s.heads.FamilyHeads(ctx, userID, ids)
 	}
 	return f.heads, nil
 }

@@ -39,7 +39,7 @@ func TestOneFamilyLookupPerEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := &countingStore{Store: s}
-	sc := screens.New(cs, s, views.NewMarkdown())
+	sc := screens.New(s, cs, views.NewMarkdown())
 	v := screens.Viewer{UserID: u.ID}
 
 	tabs := func(event *models.Exchange) []views.HistoryItem {
@@ -109,7 +109,7 @@ func TestFamilyLookupSharedAcrossInterleavedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := &countingStore{Store: s}
-	sc := screens.New(cs, s, views.NewMarkdown())
+	sc := screens.New(s, cs, views.NewMarkdown())
 	v := screens.Viewer{UserID: u.ID}
 	for tab := range 20 {
 		for _, event := range []*models.Exchange{started, finished} {

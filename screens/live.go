@@ -547,7 +547,7 @@ func (s *live) deleted(u *views.LiveUpdate, e agents.Event, watched bool) error 
 	if current == 0 {
 		return nil
 	}
-	heads, err := s.sc.store.FamilyHeads(s.ctx, s.v.UserID, []int64{heir.ID, current})
+	heads, err := s.sc.heads.FamilyHeads(s.ctx, s.v.UserID, []int64{heir.ID, current})
 	if err != nil {
 		return err
 	}

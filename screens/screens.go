@@ -5,6 +5,10 @@
 // (LiveEvent, live.go), through the same functions: a part looks the same
 // whichever way it reaches the tab. It reads the store and nothing else: the
 // handlers bring what the session keeps (Viewer, PanelState, LiveTab).
+//
+// Interfaces only where a test has a fake: FamilyHeads, whose calls a test
+// counts. Every other read is the concrete *models.Store, so a new query is
+// written once.
 package screens
 
 import (
@@ -15,44 +19,26 @@ import (
 	"palaver/views"
 )
 
-// Store is what the screens read of models.Store, every read scoped by the
-// user.
-type Store interface {
-	Exchange(ctx context.Context, userID, id int64) (*models.Exchange, error)
-	ListExchanges(ctx context.Context, userID int64, q models.ExchangeQuery) ([]models.ExchangeSummary, error)
-	Messages(ctx context.Context, userID, exchangeID int64, at *int64) ([]models.Message, error)
-	MessagesBefore(ctx context.Context, userID, exchangeID int64, beforeSeq *int64, limit int) ([]models.Message, error)
-	MessagesAfter(ctx context.Context, userID, exchangeID, afterSeq int64, limit int) ([]models.Message, error)
-	LastSeq(ctx context.Context, userID, exchangeID int64) (int64, error)
-	FamilyBranches(ctx context.Context, userID, exchangeID int64) ([]models.Branch, error)
-	Parting(ctx context.Context, userID, a, b int64) (*models.Parting, error)
-	ExchangeAdminViews(ctx context.Context, userID, exchangeID int64) (models.AdminViews, error)
-	Page(ctx context.Context, userID, id int64) (*models.Page, error)
-	ListPages(ctx context.Context, userID int64) ([]models.PageSummary, error)
-	Revisions(ctx context.Context, userID, pageID int64) ([]models.RevisionSummary, error)
-	Revision(ctx context.Context, userID, pageID, revisionID int64) (*models.PageRevision, error)
-	Search(ctx context.Context, userID int64, q models.SearchQuery) ([]models.SearchHit, error)
-	CopiedIn(ctx context.Context, userID int64, messageIDs []int64) (map[int64]int, error)
-	SubRunOf(ctx context.Context, userID, exchangeID int64) (*models.SubRunView, error)
-	ProposalStates(ctx context.Context, userID, pageID int64, messageIDs []int64) (map[int64]bool, map[int64]bool, error)
-	FamilyBranchPoints(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, []models.BranchPoint, error)
-	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
+// FamilyHeads is the one read the screens take through an interface, the
+// family lookup of the history's items: a test counts its calls
+// (family_memo_test.go). Every other read is the concrete *models.Store.
+type FamilyHeads interface {
 	FamilyHeads(ctx context.Context, userID int64, ids []int64) (map[int64]models.FamilyHead, error)
-	MessagesAtSeqs(ctx context.Context, userID, exchangeID int64, seqs []int64) ([]models.Message, error)
 }
 
 // Screens builds the view models. Safe for concurrent use.
 type Screens struct {
-	store    Store
-	admin    AdminStore
+	store    *models.Store
+	heads    FamilyHeads
 	markdown *views.Markdown
 	families familyMemo // one family lookup per live event (family_memo.go)
 }
 
-// New builds screens over store (admin: the admin area's reads), rendering
-// Markdown with markdown.
-func New(store Store, admin AdminStore, markdown *views.Markdown) *Screens {
-	return &Screens{store: store, admin: admin, markdown: markdown}
+// New builds screens over store, its family lookups made by heads (the
+// store itself, but for the test that counts them), rendering Markdown
+// with markdown.
+func New(store *models.Store, heads FamilyHeads, markdown *views.Markdown) *Screens {
+	return &Screens{store: store, heads: heads, markdown: markdown}
 }
 
 // Viewer is who a screen is built for.

@@ -76,7 +76,7 @@ func (s *Screens) familyHits(ctx context.Context, userID int64, hits []models.Se
 			messages = append(messages, *h.MessageID)
 		}
 	}
-	heads, err := s.store.FamilyHeads(ctx, userID, exchanges)
+	heads, err := s.heads.FamilyHeads(ctx, userID, exchanges)
 	if err != nil {
 		return nil, err
 	}

@@ -1,103 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"palaver/internal/pgtest"
 )
-
-// privateCluster is a PostgreSQL server of the test's own, which it may stop
-// and start (the shared test cluster must stay up for the other tests).
-type privateCluster struct {
-	t     *testing.T
-	bin   string // the server's bin folder
-	dir   string // data, log and socket
-	dsn   string
-	admin string // the DSN of its postgres database
-}
-
-// startPrivateCluster makes and starts a cluster listening on a Unix socket
-// only, as make test does; it skips when it cannot (not root, no server).
-func startPrivateCluster(t *testing.T) *privateCluster {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("a private PostgreSQL cluster is made as root (runuser -u postgres)")
-	}
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	if len(bins) == 0 {
-		t.Skip("no PostgreSQL server installed (/usr/lib/postgresql/*/bin)")
-	}
-	sort.Strings(bins)
-	dir, err := os.MkdirTemp("", "palaver-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &privateCluster{t: t, bin: bins[len(bins)-1], dir: dir}
-	if out, err := exec.Command("chown", "postgres:postgres", dir).CombinedOutput(); err != nil {
-		t.Skipf("chown to postgres: %v %s", err, out)
-	}
-	c.asPostgres("initdb", "-D", dir+"/data", "-U", "postgres", "-A", "trust", "--no-sync")
-	c.start()
-	t.Cleanup(func() {
-		_ = c.pgCtl("-m", "immediate", "stop")
-		os.RemoveAll(dir)
-	})
-	c.admin = "postgres://postgres@/postgres?host=" + dir + "&sslmode=disable"
-	conn, err := pgx.Connect(context.Background(), c.admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), "CREATE DATABASE palaver"); err != nil {
-		t.Fatal(err)
-	}
-	c.dsn = "postgres://postgres@/palaver?host=" + dir + "&sslmode=disable"
-	return c
-}
-
-func (c *privateCluster) asPostgres(tool string, args ...string) {
-	c.t.Helper()
-	cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(c.bin, tool)}, args...)...)
-	cmd.Dir = "/"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		c.t.Fatalf("%s: %v\n%s", tool, err, out)
-	}
-}
-
-func (c *privateCluster) pgCtl(args ...string) error {
-	cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(c.bin, "pg_ctl"), "-D", c.dir + "/data", "-w"}, args...)...)
-	cmd.Dir = "/"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("pg_ctl %v: %v\n%s", args, err, out.String())
-	}
-	return nil
-}
-
-func (c *privateCluster) start() {
-	c.t.Helper()
-	if err := c.pgCtl("-l", c.dir+"/log", "-o", "-c listen_addresses='' -k "+c.dir+" -c fsync=off", "start"); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *privateCluster) stop() {
-	c.t.Helper()
-	if err := c.pgCtl("-m", "fast", "stop"); err != nil {
-		c.t.Fatal(err)
-	}
-}
 
 // TestListenerRecoversFromAnOutage: the database stops for a few seconds
 // and starts again; the listening connections of both processes come back
@@ -107,18 +20,18 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary, and a PostgreSQL server")
 	}
-	pg := startPrivateCluster(t)
+	pg := pgtest.NewCluster(t) // its own server, which it stops: the shared one stays up
 	bin := buildBinary(t)
-	cli(t, bin, "migrate", "--db", pg.dsn)
-	cli(t, bin, "user", "add", "ann", "--password", "correct horse", "--db", pg.dsn)
-	ts := &twoServers{t: t, bin: bin, dsn: pg.dsn, key: cli(t, bin, "user", "key", "ann", "--db", pg.dsn)}
+	cli(t, bin, "migrate", "--db", pg.DSN)
+	cli(t, bin, "user", "add", "ann", "--password", "correct horse", "--db", pg.DSN)
+	ts := &twoServers{t: t, bin: bin, dsn: pg.DSN, key: cli(t, bin, "user", "key", "ann", "--db", pg.DSN)}
 	ts.aAddr, ts.bAddr = freeAddr(t), freeAddr(t)
-	ts.a = startServer(t, bin, pg.dsn, ts.aAddr, "--builtin-delay", "20ms")
-	ts.b = startServer(t, bin, pg.dsn, ts.bAddr, "--builtin-delay", "20ms")
+	ts.a = startServer(t, bin, pg.DSN, ts.aAddr, "--builtin-delay", "20ms")
+	ts.b = startServer(t, bin, pg.DSN, ts.bAddr, "--builtin-delay", "20ms")
 	ex := ts.chat(ts.a, 0, "hello").ExchangeID
 
 	listeners := func() int {
-		conn, err := pgx.Connect(context.Background(), pg.admin)
+		conn, err := pgx.Connect(context.Background(), pg.DSN)
 		if err != nil {
 			return -1
 		}
@@ -132,9 +45,9 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 	if n := listeners(); n != 2 {
 		t.Fatalf("%d listening connections before the outage, want 2", n)
 	}
-	pg.stop()
+	pg.Stop()
 	time.Sleep(3 * time.Second) // the database is away; the listeners try again meanwhile
-	pg.start()
+	pg.Start()
 	for deadline := time.Now().Add(xprocWait); listeners() != 2; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d listening connections after the outage, want 2 again\nA:\n%s\nB:\n%s", listeners(), ts.a.log, ts.b.log)
