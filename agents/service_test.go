@@ -429,13 +429,15 @@ func TestHeartbeatKeepsALongTurnAlive(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	ann := newUser(t, s, "ann")
-	opts := Options{Logger: quiet, Heartbeat: 10 * time.Millisecond, StaleAfter: 60 * time.Millisecond}
+	// Stale after 300 ms, beating every 20: a loaded machine may delay a
+	// beat's commit by tens of milliseconds, never by the whole window.
+	opts := Options{Logger: quiet, Heartbeat: 20 * time.Millisecond, StaleAfter: 300 * time.Millisecond}
 	other := New(s, &fakeProvider{}, opts) // another server on the same database
 	var recovered int
 	var recoverErr error
 	p := &fakeProvider{exec: func(ctx context.Context, req Request) (*models.AgentResponse, error) {
-		for range 4 {
-			time.Sleep(40 * time.Millisecond)
+		for range 4 { // 600 ms in all: twice the window, which only the beats outlast
+			time.Sleep(150 * time.Millisecond)
 			n, err := other.RecoverStaleTurns(ctx)
 			recovered += n
 			if err != nil {

@@ -53,9 +53,13 @@ func TestListenerRecoversFromAnOutage(t *testing.T) {
 			t.Fatalf("%d listening connections after the outage, want 2 again\nA:\n%s\nB:\n%s", listeners(), ts.a.log, ts.b.log)
 		}
 	}
+	// The connection shows in pg_stat_activity before its LISTEN has
+	// answered and the process has said so: wait for the words too.
 	for _, s := range []*server{ts.a, ts.b} {
-		if !strings.Contains(s.log.String(), "listening again") {
-			t.Fatalf("a process does not say it listens again:\n%s", s.log)
+		for deadline := time.Now().Add(xprocWait); !strings.Contains(s.log.String(), "listening again"); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("a process does not say it listens again:\n%s", s.log)
+			}
 		}
 	}
 	// The pools may hand out a connection that died with the server (that
