@@ -1,6 +1,14 @@
 // Package dataport moves a user's data in and out of Palaver: it maps the
 // store's rows to the export format of package transfer (and back, for
 // imports). The HTTP API and the command line both use it.
+//
+// A line of a file has two shapes on its way to the rows, each owned by
+// the package whose rules it carries: transfer's Item is the file format
+// (versioned, fuzzed, importing nothing of Palaver), and models' Exported
+// and ImportItem types are the store's (a row with its references by uid,
+// which only the store can resolve, inside its transactions). dataport is
+// the one place that knows both, so neither the format depends on GORM
+// nor the store on a file format.
 package dataport
 
 import (
