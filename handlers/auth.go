@@ -29,7 +29,8 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	}
 	return views.AuthForm{
 		Base: h.base(c, title, ""), Register: register,
-		CanRegister: h.cfg.AllowRegistration, MinPassword: accounts.MinPassword,
+		CanRegister: h.cfg.AllowRegistration && !h.cfg.PasswordLoginOff, MinPassword: accounts.MinPassword,
+		PasswordLogin: !h.cfg.PasswordLoginOff, Providers: h.oidcButtons(),
 	}
 }
 
@@ -38,6 +39,9 @@ func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
 		return redirect(c, paths.ChatHome)
 	}
+	if o := h.cfg.OIDC; o.AutoRedirect && len(o.Providers) > 0 {
+		return redirect(c, paths.OIDCStart(o.Providers[0].Name()))
+	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))
 }
 
@@ -45,6 +49,11 @@ func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 // throttled (signInAttempt): too many answer 429 until the window passes.
 func (h *Handlers) login(c *fiber.Ctx) error {
 	username, password := strings.TrimSpace(formValue(c, "username")), formValue(c, "password")
+	if h.cfg.PasswordLoginOff {
+		f := h.authForm(c, false)
+		f.Error = "Password sign-in is turned off on this server."
+		return render(c, fiber.StatusForbidden, views.Auth(f))
+	}
 	u, err := h.signInAttempt(c, username, password)
 	var wait *throttledError
 	switch {
@@ -80,7 +89,7 @@ func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 // address may register registerLimit.Max times an hour.
 func (h *Handlers) register(c *fiber.Ctx) error {
 	f := h.authForm(c, true)
-	if !h.cfg.AllowRegistration {
+	if !f.CanRegister {
 		return render(c, fiber.StatusForbidden, views.Auth(f))
 	}
 	username, password := accounts.Username(formValue(c, "username")), formValue(c, "password")
@@ -122,15 +131,19 @@ func (h *Handlers) authRefused(c *fiber.Ctx, register bool, username string, wai
 }
 
 // logout ends the session: its row is deleted and its cookie expired (a
-// visitor has no session; the CSRF cookie serves the login form).
+// visitor has no session; the CSRF cookie serves the login form). A session
+// signed in through a provider with an end_session_endpoint goes on there,
+// to sign out of the provider too.
 func (h *Handlers) logout(c *fiber.Ctx) error {
-	if err := h.sessions.Destroy(c.UserContext()); err != nil {
+	ctx := c.UserContext()
+	provider, idToken := h.sessions.GetString(ctx, sessOIDCProvider), h.sessions.GetString(ctx, sessOIDCIDToken)
+	if err := h.sessions.Destroy(ctx); err != nil {
 		return err
 	}
 	if u := currentUser(c); u != nil {
 		h.hub.Recheck(u.ID) // this session's sockets and streams end (principal.go)
 	}
-	return redirect(c, paths.Login)
+	return redirect(c, h.oidcSignOut(c, provider, idToken))
 }
 
 // apiAuth authenticates a JSON API call by x-api-key, or by the session (and

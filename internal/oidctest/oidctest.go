@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -82,7 +83,8 @@ func Start(t testing.TB) *Provider {
 	_, _ = rand.Read(cryptoKey[:])
 	cfg := &op.Config{CryptoKey: cryptoKey, CodeMethodS256: true, AuthMethodPost: true,
 		DefaultLogoutRedirectURI: "/signed-out", SupportedScopes: []string{"openid", "profile", "email", "groups"}}
-	p.op, err = op.NewProvider(cfg, p.store, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
+	p.op, err = op.NewProvider(cfg, p.store, op.StaticIssuer(p.Issuer), op.WithAllowInsecure(),
+		op.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
