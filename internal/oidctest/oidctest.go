@@ -91,6 +91,7 @@ func Start(t testing.TB) *Provider {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", p.loginForm)
 	mux.HandleFunc("POST /login", p.login)
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /signed-out", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "signed out") })
 	mux.Handle("/", p.op)
 	p.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: p.gate(mux)}}
