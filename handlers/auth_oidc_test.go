@@ -469,3 +469,32 @@ func TestOIDCFormActionPolicy(t *testing.T) {
 		t.Fatalf("policy: %s", csp)
 	}
 }
+
+// A callback is a sign-in attempt: failures count against the address as
+// failed passwords do, and once it has had its share even a good one is
+// refused (429); a sign-in renews the session's token.
+func TestOIDCThrottleAndRenewal(t *testing.T) {
+	e := newOIDCEnv(t, nil, nil, "corp")
+	e.ops["corp"].AddUser(opAda)
+	c := e.a.anon()
+	back := e.start(c, "corp", "ada")
+	before := c.cookies["palaver_session"]
+	if before == "" {
+		t.Fatal("no session holds the flow")
+	}
+	if res := c.get(back); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	if after := c.cookies["palaver_session"]; after == "" || after == before {
+		t.Fatalf("the session token was not renewed: %q -> %q", before, after)
+	}
+	for i := 0; i < 20; i++ {
+		if res := e.a.anon().get(replaceQuery(back, "state", "forged")); res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("forged callback %d: %d", i, res.StatusCode)
+		}
+	}
+	res := e.signIn(e.a.anon(), "corp", "ada")
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(bodyOf(res), "Too many sign-ins") {
+		t.Fatalf("the 21st attempt: %d %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+}
