@@ -102,7 +102,7 @@ func (h *Handlers) oidcBegin(c *fiber.Ctx, p *sso.Provider, linkUser int64) erro
 	f := oidcFlow{Flow: sso.NewFlow(), Provider: p.Name(), LinkUser: linkUser, Started: time.Now().Unix()}
 	u, err := p.AuthURL(c.UserContext(), oidcRedirectURI(c, p), f.Flow)
 	if err != nil {
-		return h.oidcRefused(c, p, linkUser != 0, err)
+		return h.oidcRefused(c, p, err)
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -149,7 +149,7 @@ func (h *Handlers) oidcCallback(c *fiber.Ctx) error {
 		return err
 	} else if wait > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa((&throttledError{wait}).seconds()))
-		return h.oidcRefused(c, p, link, &throttledError{wait})
+		return h.oidcRefused(c, p, &throttledError{wait})
 	}
 	id, err := h.oidcIdentity(c, p, f, fresh)
 	if err == nil && link {
@@ -158,7 +158,7 @@ func (h *Handlers) oidcCallback(c *fiber.Ctx) error {
 		err = h.oidcSignIn(c, p, id)
 	}
 	if err != nil {
-		return h.oidcRefused(c, p, link, err)
+		return h.oidcRefused(c, p, err)
 	}
 	if err := h.throttle.Undo(c.UserContext(), from); err != nil {
 		return err
@@ -195,14 +195,13 @@ func (h *Handlers) oidcSignIn(c *fiber.Ctx, p *sso.Provider, id *sso.Identity) e
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		u, err = h.oidcNewIdentity(ctx, p, id)
+	case err == nil && u.Disabled:
+		err = fmt.Errorf("%w: %s", errOIDCDisabled, u.Username)
 	case err == nil:
 		err = h.store.TouchIdentity(ctx, ident.ID, email, verified)
 	}
 	if err != nil {
 		return err
-	}
-	if u.Disabled {
-		return fmt.Errorf("%w: %s", errOIDCDisabled, u.Username)
 	}
 	if o := h.cfg.OIDC; o.AdminClaim != "" {
 		admin := sso.ClaimMatches(id.Claims, o.AdminClaim, o.AdminValue)
@@ -239,11 +238,18 @@ func (h *Handlers) oidcNewIdentity(ctx context.Context, p *sso.Provider, id *sso
 		} else if ids, err := h.store.UsersByVerifiedEmail(ctx, email); err != nil {
 			return nil, err
 		} else if len(ids) == 1 {
-			if err := h.store.LinkIdentity(ctx, ids[0], ident); err != nil {
+			u, err := h.store.UserByID(ctx, ids[0])
+			if err != nil {
 				return nil, err
 			}
-			h.log.Info("identity linked by verified email", "provider", p.Name(), "subject", id.Subject, "user_id", ids[0])
-			return h.store.UserByID(ctx, ids[0])
+			if u.Disabled {
+				return nil, fmt.Errorf("%w: %s", errOIDCDisabled, u.Username)
+			}
+			if err := h.store.LinkIdentity(ctx, u.ID, ident); err != nil {
+				return nil, err
+			}
+			h.log.Info("identity linked by verified email", "provider", p.Name(), "subject", id.Subject, "user", u.Username)
+			return u, nil
 		} else if len(ids) > 1 {
 			h.log.Warn("not linked by email: several accounts have it", "provider", p.Name(), "subject", id.Subject)
 		}
@@ -311,11 +317,11 @@ func (h *Handlers) oidcLink(c *fiber.Ctx, p *sso.Provider, id *sso.Identity, use
 	return err
 }
 
-// oidcRefused answers a flow that failed: a sign-in's on the login page
-// (password sign-in and the other providers are still there), a link's on
-// the account page, each in words a person can act on; the log has the
+// oidcRefused answers a flow that failed: to a visitor on the login page
+// (password sign-in and the other providers are still there), to someone
+// signed in (linking) on the account page, each in words a person can act on; the log has the
 // cause. Nothing was created or changed.
-func (h *Handlers) oidcRefused(c *fiber.Ctx, p *sso.Provider, link bool, err error) error {
+func (h *Handlers) oidcRefused(c *fiber.Ctx, p *sso.Provider, err error) error {
 	name := p.Name()
 	status, msg := fiber.StatusBadRequest, ""
 	var wait *throttledError
@@ -348,7 +354,7 @@ func (h *Handlers) oidcRefused(c *fiber.Ctx, p *sso.Provider, link bool, err err
 		return err
 	}
 	r := &Refusal{Status: status, Reason: msg, Cause: fmt.Errorf("oidc %s: %w", name, err)}
-	if link {
+	if currentUser(c) != nil { // linking, or signed in meanwhile: the account page says it
 		return h.accountRefused(c, r, func(p *views.AccountScreen, r *Refusal) { p.IdentityError = r.Reason })
 	}
 	return r.onPage(func(r *Refusal) error {
@@ -399,7 +405,7 @@ func (h *Handlers) oidcSignOut(c *fiber.Ctx, provider, idToken string) string {
 	if p == nil {
 		return paths.Login
 	}
-	if u := p.EndSessionURL(idToken, c.BaseURL()+paths.Login); u != "" {
+	if u := p.EndSessionURL(c.UserContext(), idToken, c.BaseURL()+paths.Login); u != "" {
 		return u
 	}
 	return paths.Login

@@ -258,9 +258,12 @@ func (p *Provider) Exchange(ctx context.Context, redirectURI, code string, f Flo
 }
 
 // EndSessionURL is the provider's end_session_endpoint for signing out of
-// it too, coming back to postLogout; "" when the provider has none, or was
-// never discovered (nobody can have signed in through it).
-func (p *Provider) EndSessionURL(idToken, postLogout string) string {
+// it too, coming back to postLogout; "" when the provider has none, or
+// cannot be discovered now (the Palaver session has ended all the same).
+func (p *Provider) EndSessionURL(ctx context.Context, idToken, postLogout string) string {
+	if _, err := p.discover(ctx); err != nil {
+		return ""
+	}
 	p.mu.Lock()
 	end := p.endSession
 	p.mu.Unlock()
