@@ -39,7 +39,8 @@ func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
 		return redirect(c, paths.ChatHome)
 	}
-	if o := h.cfg.OIDC; o.AutoRedirect && len(o.Providers) > 0 {
+	// ?local=1 keeps the form: the way to the password when the provider fails.
+	if o := h.cfg.OIDC; o.AutoRedirect && len(o.Providers) > 0 && c.Query("local") == "" {
 		return redirect(c, paths.OIDCStart(o.Providers[0].Name()))
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))

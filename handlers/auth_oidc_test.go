@@ -459,6 +459,9 @@ func TestOIDCAutoRedirect(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != paths.OIDCStart("corp") {
 		t.Fatalf("login: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
+	if res := e.a.anon().get(paths.Login + "?local=1"); res.StatusCode != http.StatusOK || !strings.Contains(bodyOf(res), `name="password"`) {
+		t.Fatalf("login?local=1: %d", res.StatusCode)
+	}
 }
 
 // The policy lets forms lead to the providers (sign-out, linking).

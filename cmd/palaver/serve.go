@@ -92,6 +92,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer store.Close()
 	log.Info("database ready", "db", redactDSN(*db), "dialect", store.Dialect(), "migrations_applied", n)
+	for _, p := range oidc.Providers {
+		log.Info("single sign-on provider", "name", p.Name(), "issuer", p.Issuer(), "password_login", passwordLogin)
+	}
 	if err := warnUsernameClashes(ctx, store, log); err != nil {
 		return err
 	}
