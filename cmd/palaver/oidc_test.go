@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +62,38 @@ func TestSSOFlags(t *testing.T) {
 	if _, _, err := parse("broken"); !errors.Is(err, errUsage) {
 		t.Errorf("a bad $PALAVER_OIDC: %v", err)
 	}
+}
+
+// serve starts with a provider that does not answer (discovery is lazy):
+// the login page offers it and the password form, and its button says it
+// is not answering.
+func TestServeWithAProviderDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := "http://" + ln.Addr().String()
+	ln.Close() // nothing answers there
+	base, logs := startServe(t, "--db", filepath.Join(t.TempDir(), "p.db"), "--oidc", "corp="+issuer+",palaver,very-secret")
+	page := get(t, base+"/login")
+	if !strings.Contains(page, `data-testid="oidc-corp"`) || !strings.Contains(page, `name="password"`) {
+		t.Fatalf("login page: %.1000s", page)
+	}
+	if page := get(t, base+"/auth/oidc/corp"); !strings.Contains(page, "corp is not answering") {
+		t.Fatalf("the provider's button: %.1000s", page)
+	}
+	if got := logs.String(); strings.Contains(got, "very-secret") || !strings.Contains(got, "single sign-on provider") {
+		t.Fatalf("log: %s", got)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
 }
