@@ -91,7 +91,7 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	    echo "note: no PostgreSQL server (or not root): the PostgreSQL store tests will skip"; \
 	  fi; \
 	fi; \
-	PALAVER_BROWSER_TESTS=required $(GO) test $(GOFLAGS_) -count=1 ./...
+	PALAVER_BROWSER_TESTS=required $(GO) test $(GOFLAGS_) -count=1 -timeout 30m ./...
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZ_PATCH) ./agents/sections
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZ_MARKDOWN) ./views
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzAPIRequest$$' -fuzztime $(FUZZ_API) ./handlers

@@ -204,7 +204,7 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 			return err
 		}
 		return render(c, fiber.StatusOK, views.AccountDeleteConfirmScreen(views.AccountDeleteConfirm{
-			Base: h.base(c, "Delete your account?", ""), Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages, APIKeys: n.APIKeys,
+			Base: h.base(c, "Delete your account?", ""), Conversations: n.Conversations, Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages, APIKeys: n.APIKeys,
 		}))
 	}
 	d, err := h.store.DeleteOwnAccount(ctx, u.ID)
@@ -220,7 +220,7 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	}
 	c.Locals(localUser, nil)
 	return render(c, fiber.StatusOK, views.AccountDeletedScreen(views.AccountDeleted{
-		Base: h.base(c, "Account deleted", ""), Username: d.Username,
+		Base: h.base(c, "Account deleted", ""), Username: d.Username, Conversations: d.Conversations,
 		Exchanges: d.Exchanges, Messages: d.Messages, Pages: d.Pages, APIKeys: d.APIKeys,
 	}))
 }
@@ -264,6 +264,7 @@ func (h *Handlers) accountImport(c *fiber.Ctx) error {
 		return err
 	}
 	p.Imported = &views.AccountImported{Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages,
-		SkippedExchanges: n.SkippedExchanges, SkippedPages: n.SkippedPages}
+		SkippedExchanges: n.SkippedExchanges, SkippedPages: n.SkippedPages,
+		Conversations: n.Conversations, SkippedConversations: n.SkippedConversations}
 	return render(c, fiber.StatusOK, views.Account(p))
 }

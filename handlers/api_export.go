@@ -34,9 +34,12 @@ func (h *Handlers) apiExport(c *fiber.Ctx) error {
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
 		// The request is over by now: the export has its own context, which
-		// its first failed write cancels.
-		out := &deadlineWriter{w: w, conn: conn, timeout: h.cfg.ExportWriteTimeout}
-		n, err := dataport.Export(context.Background(), h.store, userID, out, nil)
+		// its first failed write cancels (the client gone, or not reading),
+		// so that the batch being read beside the writes stops too.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := &deadlineWriter{w: w, conn: conn, timeout: h.cfg.ExportWriteTimeout, cancel: cancel}
+		n, err := dataport.Export(ctx, h.store, userID, out, nil)
 		if err == nil {
 			err = out.Flush()
 		}

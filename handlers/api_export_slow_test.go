@@ -237,3 +237,34 @@ func TestAPIExportLongLogs(t *testing.T) {
 		t.Fatalf("logs of %v messages, want %v", sizes, want)
 	}
 }
+
+// TestAPIExportEndsWhenTheClientGoes: two exports whose clients hang up
+// halfway give their places back at once, not at the write deadline (a
+// minute here): the third export then runs.
+func TestAPIExportEndsWhenTheClientGoes(t *testing.T) {
+	a := newTestApp(t, func(d *handlers.Deps) { d.Config.ExportWriteTimeout = time.Minute })
+	ann := a.apiClient("ann")
+	a.seedBulk(ann.user.ID, 40, 20, 4000)
+	addr := a.serveTCP()
+	for range 2 {
+		stalledExport(t, addr, ann.apiKey).Close() // unread bytes: the close resets the connection
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/export", nil)
+		req.Header.Set("x-api-key", ann.apiKey)
+		res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after two clients hung up, a new export answers %d: their places were not given back", res.StatusCode)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -113,6 +113,7 @@ func (tab *browserTab) contrast(where string, named ...string) []string {
 // page meets WCAG AA, at 1440 px and at 390 px.
 func browserContrastTour(t *testing.T, root context.Context) {
 	s := newBrowserScene(t, root)
+	s.expectConsole(`^error: Failed to load resource: the server responded with a status of 404 `) // the error page
 	w := s.window("cleo")
 	w.do("desktop", chromedp.EmulateViewport(1440, 900))
 	w.register("cleo")
@@ -128,10 +129,31 @@ func browserContrastTour(t *testing.T, root context.Context) {
 	fails = append(fails, w.contrast("/chat/N at 1440 px", chat...)...)
 	w.shot("chat-1440")
 	for _, p := range []string{fmt.Sprintf("/chat/%d/branches", ex), fmt.Sprintf("/chat/%d?at=1", ex), "/chat/archived", "/pages", "/account",
-		"/admin", "/admin/exchanges", "/admin/users", "/admin/housekeeping", "/admin/audit", "/chat/search?q=question"} {
+		"/admin", "/admin/exchanges", "/admin/users", "/admin/housekeeping", "/admin/audit", "/chat/search?q=question", "/chat/999999"} {
 		w.visit(p)
 		fails = append(fails, w.contrast(p)...)
 	}
+	// The two branches compared, their tree with one ticked (its hint).
+	cleo, err := s.app.store.UserByUsername(context.Background(), "cleo")
+	if err != nil {
+		s.fatalf("cleo: %v", err)
+	}
+	first, fork, _ := s.app.branchFamily(cleo.ID)
+	w.visit(fmt.Sprintf("/chat/%d/branches", first))
+	w.click(fmt.Sprintf(`[data-testid=branch][data-exchange="%d"] [data-testid=branch-pick]`, first))
+	w.waitFor("the compare hint", browserHasText("[data-compare-hint]", "Tick two branches"))
+	fails = append(fails, w.contrast("the branch tree, one ticked", "[data-compare-hint]")...)
+	w.visit(fmt.Sprintf("/chat/%d/compare/%d", first, fork))
+	fails = append(fails, w.contrast("the comparison", "[data-testid=compare-a]", "[data-testid=compare-b]")...)
+	// Menus and the confirmation dialog, open.
+	w.visit(fmt.Sprintf("/chat/%d", ex))
+	w.openMenu(browserHistoryItem)
+	fails = append(fails, w.contrast("a sidebar row's menu", browserHistoryItem+" details[open] [data-menu-item]")...)
+	w.click(browserHistoryItem + " details[open] [data-testid=delete-exchange]")
+	w.waitVisible("dialog[open][data-testid=confirm-dialog]")
+	fails = append(fails, w.contrast("the confirmation dialog", "dialog[open][data-testid=confirm-dialog]")...)
+	w.click("dialog[open] [data-testid=confirm-cancel]")
+	w.waitFor("the dialog closed", `!document.querySelector("dialog[open]")`)
 	w.visit("/pages")
 	browserEval[bool](w, `(() => { const f = document.querySelector("[data-testid=page-create]");
 		f.querySelector("[name=title]").value = "Trip"; f.querySelector("[name=content]").value = "# Trip\n\nGo north.";
@@ -140,6 +162,23 @@ func browserContrastTour(t *testing.T, root context.Context) {
 	w.click("[data-testid=revisions-toggle]")
 	fails = append(fails, w.contrast("the page editor", "[data-testid=revision-list]")...)
 	w.shot("page-1440")
+	// A proposal card, then the note a rejected one leaves; a revision's
+	// changes.
+	w.send(`replace "north" with "south"`)
+	w.waitFor("a proposal card", browserCount("[data-testid=page-chat] [data-testid=proposal]")+" === 1")
+	fails = append(fails, w.contrast("a proposal", "[data-testid=proposal]")...)
+	w.click("[data-testid=page-chat] [data-testid=proposal-reject]")
+	w.waitFor("the rejected note", browserCount("[data-testid=page-chat] [data-testid=proposal-rejected]")+" === 1")
+	fails = append(fails, w.contrast("a rejected proposal's note", "[data-testid=proposal-rejected]")...)
+	w.do("edit", chromedp.SetValue(chromedp.CSS("#page-content"), "# Trip\n\nGo south."))
+	w.click("[data-testid=page-save]")
+	w.waitFor("two revisions", browserCount("[data-testid=revision]")+" === 2")
+	if !browserEval[bool](w, browserShown("[data-testid=revision-compare-toggle]")) {
+		w.click("[data-testid=revisions-toggle]")
+	}
+	w.click("[data-testid=revision-compare-toggle]")
+	w.waitVisible("[data-testid=revision-review] [data-testid=revision-restore]")
+	fails = append(fails, w.contrast("a revision's changes", "[data-testid=revision-diff-lines]")...)
 
 	w.do("phone", chromedp.EmulateViewport(390, 844))
 	w.visit(fmt.Sprintf("/chat/%d", ex))
@@ -158,6 +197,19 @@ func browserContrastTour(t *testing.T, root context.Context) {
 	v := s.window("visitor")
 	v.visit("/login")
 	fails = append(fails, v.contrast("/login")...)
+	v.visit("/register")
+	fails = append(fails, v.contrast("/register")...)
+	// Without JavaScript a delete asks on a page of its own.
+	n := s.window("cleo-nojs")
+	n.disableJavaScript()
+	n.visit("/login")
+	n.typeInto(`form[action="/login"] input[name=username]`, "cleo")
+	n.typeInto(`form[action="/login"] input[name=password]`, browserPass)
+	n.clickToLoad(`form[action="/login"] button[type=submit]`)
+	n.click(browserHistoryItem + " [data-testid=row-menu]")
+	n.clickToLoad(browserHistoryItem + " [data-testid=delete-exchange]")
+	n.waitVisible("[data-testid=confirm]")
+	fails = append(fails, n.contrast("the confirmation page without JavaScript", "[data-testid=confirm]")...)
 	if len(fails) > 0 {
 		s.fatalf("below WCAG AA contrast:\n  %s", strings.Join(fails, "\n  "))
 	}
@@ -212,7 +264,7 @@ func browserPhoneTargets(t *testing.T, root context.Context) {
 
 	transcript := []string{"[data-testid=edit-message]", "[data-testid=regenerate]", "[data-testid=branch-prev]", "[data-testid=branch-next]",
 		"[data-testid=feedback-up]", "[data-testid=feedback-down]", "[data-testid=feedback-comment-toggle]", "[data-testid=chat-menu]",
-		"[data-testid=drawer-toggle]"}
+		"[data-testid=drawer-toggle]", "[data-testid=chat-send]", "[data-testid=composer-new-chat]"}
 	small := browserEval[[]string](w, browserTargetSizes+"("+browserQuote(transcript)+")")
 	if n := browserEval[int](w, browserCount("[data-testid=branch-prev]")+" + "+browserCount("[data-testid=edit-message]")); n < 2 {
 		s.fatalf("the transcript lacks the controls to measure (%d)", n)
@@ -245,6 +297,25 @@ func browserPhoneTargets(t *testing.T, root context.Context) {
 	w.openMenu("#conversations [data-testid=history-item]")
 	w.shot("drawer-menu-390")
 	small = append(small, browserEval[[]string](w, browserTargetSizes+`(["#conversations details[open] [data-menu-item]"])`)...)
+	w.click("#conversations details[open] [data-testid=rename-exchange]")
+	w.waitFor("the rename form", browserShown("#conversations [data-testid=rename-input]"))
+	small = append(small, browserEval[[]string](w, browserTargetSizes+`(["#conversations [data-testid=rename-input]", "#conversations [data-testid=rename-save]"])`)...)
+
+	// The page editor's bar and a proposal's buttons.
+	w.visit("/pages")
+	w.typeInto("[data-testid=page-create-title]", "Trip")
+	w.typeInto("[data-testid=page-create-content]", "# Trip\n\nWalk to the river.\n")
+	w.clickToLoad("[data-testid=page-create-submit]")
+	small = append(small, browserEval[[]string](w, browserTargetSizes+`(["[data-testid=all-pages]", "[data-testid=revisions-toggle]", "[data-testid=page-delete]", "[data-testid=page-save]"])`)...)
+	w.click("[data-testid=page-tab-chat]") // at 390 px the assistant is a tab of its own
+	w.waitVisible("[data-testid=page-chat] [data-testid=chat-input]")
+	w.send(`replace "Walk" with "Cycle"`)
+	w.waitFor("a proposal card", browserCount("[data-testid=page-chat] [data-testid=proposal]")+" === 1")
+	w.shot("page-390")
+	if n := browserEval[int](w, browserCount("[data-testid=page-save]")+" + "+browserCount("[data-testid=proposal-accept]")); n != 2 {
+		s.fatalf("the page editor lacks the controls to measure (%d)", n)
+	}
+	small = append(small, browserEval[[]string](w, browserTargetSizes+`(["[data-testid=proposal-accept]", "[data-testid=proposal-reject]"])`)...)
 	if len(small) > 0 {
 		s.fatalf("at 390 px these touch targets are under 44 px:\n  %s", strings.Join(small, "\n  "))
 	}
@@ -356,6 +427,12 @@ func browserKeyboard(t *testing.T, root context.Context) {
 	if got := w.focused(); got != "summary[data-testid=row-menu] in "+next {
 		s.fatalf("the right arrow goes to %q, want the item's menu button", got)
 	}
+	// It says what it opens, and its items are the menu's.
+	if roles := browserEval[string](w, fmt.Sprintf(`(() => { const d = document.querySelector("#%s details[data-menu]");
+		return [d.querySelector("summary").getAttribute("aria-haspopup"), d.querySelector("[data-menu-panel]").getAttribute("role"),
+			d.querySelector("[data-testid=pin-exchange]").getAttribute("role"), document.querySelector("#%s > a").getAttribute("aria-keyshortcuts")].join(" ") })()`, next, next)); roles != "menu menu menuitem ArrowRight" {
+		s.fatalf("the item's menu has roles %q, want \"menu menu menuitem ArrowRight\"", roles)
+	}
 	open := fmt.Sprintf(`document.querySelector("#%s details[data-menu]").open`, next)
 	for _, opener := range []string{"\r", " "} {
 		w.key(opener)
@@ -464,6 +541,10 @@ func browserConfirmations(t *testing.T, root context.Context) {
 	w.click("[data-testid=revision-compare-toggle]")
 	w.waitFor("the revision's diff", browserHasText("[data-testid=revision-diff]", "-Go south.")+" && "+browserHasText("[data-testid=revision-diff]", "+Go north."))
 	w.shot("revision-diff-1280")
+	// Restore is under the changes it makes, and makes them.
+	w.click("[data-testid=revision-review] [data-testid=revision-restore]")
+	w.waitFor("the restored text", `document.querySelector("#page-content").value.includes("Go north.")`)
+	w.waitFor("a third revision", browserCount("[data-testid=revision]")+" === 3")
 
 	// Without JavaScript: the confirmation page, Cancel first.
 	n := s.window("rae-nojs")

@@ -71,28 +71,42 @@ func (g *exportGate) acquire(userID int64) (release func(), err error) {
 // deadlineWriter writes an export to its client, each write under a fresh
 // write deadline on the connection: the export's stream is copied to the
 // connection by fasthttp, which then fails a write the client has not taken
-// within timeout, and the export's next write fails with it.
+// within timeout (or one to a client that has gone), and the export's next
+// write fails with it and cancels the export's context.
 type deadlineWriter struct {
 	w       *bufio.Writer
 	conn    net.Conn
 	timeout time.Duration
+	cancel  func()
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
-	if d.conn != nil {
-		if err := d.conn.SetWriteDeadline(time.Now().Add(d.timeout)); err != nil {
-			return 0, err
-		}
+	if err := d.deadline(); err != nil {
+		return 0, err
 	}
-	return d.w.Write(p)
+	n, err := d.w.Write(p)
+	return n, d.failed(err)
 }
 
 // Flush sends what is buffered, under a fresh deadline.
 func (d *deadlineWriter) Flush() error {
-	if d.conn != nil {
-		if err := d.conn.SetWriteDeadline(time.Now().Add(d.timeout)); err != nil {
-			return err
-		}
+	if err := d.deadline(); err != nil {
+		return err
 	}
-	return d.w.Flush()
+	return d.failed(d.w.Flush())
+}
+
+func (d *deadlineWriter) deadline() error {
+	if d.conn == nil {
+		return nil
+	}
+	return d.failed(d.conn.SetWriteDeadline(time.Now().Add(d.timeout)))
+}
+
+// failed cancels the export when a write failed.
+func (d *deadlineWriter) failed(err error) error {
+	if err != nil && d.cancel != nil {
+		d.cancel()
+	}
+	return err
 }

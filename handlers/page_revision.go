@@ -24,7 +24,7 @@ func (h *Handlers) pageRevision(c *fiber.Ctx) error {
 		return err
 	}
 	if isFragment(c) {
-		return render(c, fiber.StatusOK, views.RevisionChanges(d))
+		return render(c, fiber.StatusOK, views.RevisionReview(d))
 	}
 	return render(c, fiber.StatusOK, views.RevisionPage(views.RevisionScreen{Base: h.base(c, "Revision of "+p.Title, "pages"), Diff: d}))
 }

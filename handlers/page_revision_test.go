@@ -26,8 +26,12 @@ func TestRevisionDiffBeforeRestore(t *testing.T) {
 
 	doc := c.pageEdit(t, id)
 	compare := htmltest.ByTestID(doc, "revision-compare")
-	if len(compare) != 1 || !strings.Contains(htmltest.Text(compare[0]), "Compare with the text now") {
+	if len(compare) != 1 || !strings.Contains(htmltest.Text(compare[0]), "Restore…") {
 		t.Fatalf("the editor offers %d comparisons, want one (the earlier revision's)", len(compare))
+	}
+	// The list itself restores nothing: Restore comes with the changes.
+	if n := len(htmltest.ByTestID(doc, "revision-restore")); n != 0 {
+		t.Fatalf("the editor's list has %d Restore buttons before any change was shown", n)
 	}
 	if links := htmltest.FindAll(compare[0], func(n *chatNode) bool { h, _ := htmltest.Attr(n, "href"); return h == path }); len(links) != 1 {
 		t.Fatalf("the comparison does not link to %s", path)
@@ -53,8 +57,9 @@ func TestRevisionDiffBeforeRestore(t *testing.T) {
 	res := c.htmx(http.MethodGet, path, nil)
 	mustStatus(t, res, http.StatusOK)
 	body, _ := io.ReadAll(res.Body)
-	if s := string(body); strings.Contains(s, "<html") || !strings.Contains(s, `data-testid="revision-diff"`) || !strings.Contains(s, "Fly to Paris on Friday.") {
-		t.Fatalf("the htmx answer is not the diff alone: %.200s", s)
+	if s := string(body); strings.Contains(s, "<html") || !strings.Contains(s, `data-testid="revision-diff"`) || !strings.Contains(s, "Fly to Paris on Friday.") ||
+		!strings.Contains(s, `data-testid="revision-restore"`) {
+		t.Fatalf("the htmx answer is not the diff with its Restore: %.200s", s)
 	}
 
 	same := htmltest.Text(htmltest.ByTestID(c.chatScreen(t, fmt.Sprintf("/pages/%d/revisions/%d", id, current)), "revision-diff")[0])

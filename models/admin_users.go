@@ -204,9 +204,12 @@ func (s *Store) AdminSetPassword(ctx context.Context, actorID, userID int64, pas
 type UserDeletion struct {
 	Username  string
 	Exchanges int64
-	Messages  int64
-	Pages     int64
-	APIKeys   int64
+	// Conversations counts the exchanges that are no fork: the families
+	// a person sees in the sidebar.
+	Conversations int64
+	Messages      int64
+	Pages         int64
+	APIKeys       int64
 }
 
 // AdminDeleteUser deletes userID's account and, by cascade, everything it
@@ -287,6 +290,7 @@ func countOwned(tx *gorm.DB, userID int64, d *UserDeletion) error {
 		query string
 	}{
 		{&d.Exchanges, "SELECT COUNT(*) FROM exchanges WHERE user_id = ?"},
+		{&d.Conversations, "SELECT COUNT(*) FROM exchanges WHERE user_id = ? AND forked_from_id IS NULL"},
 		{&d.Messages, "SELECT COUNT(*) FROM messages WHERE exchange_id IN (SELECT id FROM exchanges WHERE user_id = ?)"},
 		{&d.Pages, "SELECT COUNT(*) FROM pages WHERE user_id = ?"},
 		{&d.APIKeys, "SELECT COUNT(*) FROM api_keys WHERE user_id = ?"},

@@ -25,6 +25,9 @@ type ImportItem struct {
 type ImportCounts struct {
 	Exchanges, Messages, Pages     int
 	SkippedExchanges, SkippedPages int
+	// Conversations and SkippedConversations count the exchanges that
+	// are no fork (a family's root), as a person counts conversations.
+	Conversations, SkippedConversations int
 }
 
 // ErrImport marks an item the store cannot take (a page_uid that names no
@@ -296,8 +299,12 @@ func (im *importer) exchange(e *ExportedExchange) error {
 	if err := im.tx.Model(&Exchange{}).Where("user_id = ? AND "+uidIs, im.userID, e.UID).Count(&have).Error; err != nil {
 		return err
 	}
+	root := e.ParentUID == nil || *e.ParentUID == ""
 	if have > 0 {
 		im.n.SkippedExchanges++
+		if root {
+			im.n.SkippedConversations++
+		}
 		return nil
 	}
 	ex := Exchange{
@@ -361,6 +368,9 @@ func (im *importer) exchange(e *ExportedExchange) error {
 		}
 	}
 	im.n.Exchanges++
+	if root {
+		im.n.Conversations++
+	}
 	im.n.Messages += len(msgs)
 	return nil
 }

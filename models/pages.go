@@ -169,12 +169,13 @@ func (s *Store) Revisions(ctx context.Context, userID, pageID int64) ([]Revision
 }
 
 // DeletePage deletes one of the user's pages: the page is soft-deleted (it
-// answers not found from then on; its revisions stay with it) and its
-// exchanges are deleted with their messages, in one transaction. It says how
-// many exchanges and messages went.
+// answers not found from then on; its row keeps its id, never given again)
+// with its title and text erased, its revisions and exchanges are deleted
+// (the exchanges' messages by cascade), in one transaction. It says how many
+// exchanges and messages went.
 func (s *Store) DeletePage(ctx context.Context, userID, id int64) (exchanges, messages int64, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := livePage(tx.Model(&Page{}), userID, id).UpdateColumn("deleted_at", now())
+		res := livePage(tx.Model(&Page{}), userID, id).UpdateColumns(map[string]any{"deleted_at": now(), "title": "", "content": ""})
 		if res.Error != nil {
 			return res.Error
 		}
@@ -183,6 +184,10 @@ func (s *Store) DeletePage(ctx context.Context, userID, id int64) (exchanges, me
 		}
 		chats := tx.Model(&Exchange{}).Select("id").Where("page_id = ?", id)
 		if err := tx.Model(&Message{}).Where("exchange_id IN (?)", chats).Count(&messages).Error; err != nil {
+			return err
+		}
+		// A GORM delete: the erase watcher truncates the log after it.
+		if err := tx.Where("page_id = ?", id).Delete(&PageRevision{}).Error; err != nil {
 			return err
 		}
 		res = tx.Where("page_id = ?", id).Delete(&Exchange{}) // messages go by cascade

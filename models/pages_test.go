@@ -111,8 +111,12 @@ func TestDeletePage(t *testing.T) {
 		if n := count(t, s, "pages", "id = ? AND deleted_at IS NOT NULL", p.ID); n != 1 {
 			t.Fatal("the page row is not soft-deleted")
 		}
-		if n := count(t, s, "page_revisions", "page_id = ?", p.ID); n != 1 {
-			t.Fatalf("revisions of a soft-deleted page: %d", n)
+		// Its text goes: the row keeps only its id (never given again).
+		if n := count(t, s, "page_revisions", "page_id = ?", p.ID); n != 0 {
+			t.Fatalf("revisions of a deleted page: %d", n)
+		}
+		if n := count(t, s, "pages", "id = ? AND title = '' AND content = ''", p.ID); n != 1 {
+			t.Fatal("the deleted page keeps its title or text")
 		}
 		for _, id := range []int64{kept.ID, general.ID} {
 			if _, err := s.Exchange(ctx, ann.ID, id); err != nil {

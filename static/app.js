@@ -267,9 +267,23 @@
     .filter((i) => i.closest(MENU) === menu && (i.checkVisibility ? i.checkVisibility() : i.getClientRects().length > 0));
   let openedByKey = false;
 
+  // The menu roles come with the keys that make them true: the button
+  // says it opens a menu, the panel is the menu, its items menu items. A
+  // history item's link says that the right arrow reaches its actions.
   function enhanceMenus(root) {
     if (!(root instanceof Element || root instanceof Document)) return;
     root.querySelectorAll(ROW + " > " + MENU + " > summary").forEach((s) => { s.tabIndex = -1; });
+    root.querySelectorAll(ROW + " > a").forEach((a) => { a.setAttribute("aria-keyshortcuts", "ArrowRight"); });
+    root.querySelectorAll(MENU).forEach((m) => {
+      const s = summaryOf(m);
+      if (s) {
+        s.setAttribute("aria-haspopup", "menu");
+        s.setAttribute("aria-expanded", String(m.open));
+      }
+      const panel = m.querySelector(":scope > [data-menu-panel]");
+      if (panel) panel.setAttribute("role", "menu");
+      m.querySelectorAll("[data-menu-item]").forEach((i) => { if (i.closest(MENU) === m) i.setAttribute("role", "menuitem"); });
+    });
   }
 
   function closeMenus(except, refocus) {

@@ -164,7 +164,10 @@ type budget struct {
 
 func (b *budget) spend(n int64) error {
 	b.used += n
-	size := max(b.o.InputSize, b.read())
+	size := b.o.InputSize // a zip's counts its JSON as at most zipExpansion times the zip
+	if size <= 0 {
+		size = b.read()
+	}
 	limit := b.o.MaxStoredBytes
 	if f := b.o.StoredFactor * size; f < limit && f >= 0 {
 		limit = f

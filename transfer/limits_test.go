@@ -194,3 +194,42 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// A small zip that unpacks to a mountain of valid messages: 2,000
+// conversations of one 99,000-character question (200 MB of JSON that
+// packs into a few hundred KB). Its JSON counts as at most 20 times the
+// zip, so the cap (10 times that) refuses it long before 100 MB is kept.
+func TestZipOfManyValidMessagesRefused(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestCompression) })
+	w, err := zw.Create("conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a", 99_000)
+	io.WriteString(w, "[")
+	for i := range 2000 {
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		c := conversations(conversation(fmt.Sprintf("c%d", i), "Question", "u", node{id: "root"}, node{id: "u", parent: "root", role: "user", text: text}))
+		io.WriteString(w, c[1:len(c)-1])
+	}
+	io.WriteString(w, "]")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d KB zipped", zipped.Len()>>10)
+	if zipped.Len() > 2<<20 {
+		t.Fatalf("the zip is %d bytes: it does not pack as the test needs", zipped.Len())
+	}
+	_, _, err = openAll(t, transfer.Options{}, zipped.Bytes())
+	var limit *transfer.LimitError
+	if !errors.As(err, &limit) || !strings.Contains(err.Error(), "what the file stores (copies of branches included) is longer than the") {
+		t.Fatalf("a %d KB zip of 200 MB of messages: %v", zipped.Len()>>10, err)
+	}
+	if limit.Max > 20*10*int64(zipped.Len()) {
+		t.Fatalf("the cap is %d bytes for a zip of %d", limit.Max, zipped.Len())
+	}
+}

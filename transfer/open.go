@@ -18,7 +18,7 @@ type Options struct {
 	MaxStringBytes       int64    // one JSON string as written, escapes included: 8 MiB (a page's 1 MiB, escaped)
 	MaxStoredBytes       int64    // what the file may store, copies included: 1 GiB
 	StoredFactor         int64    // … and at most this many times the file's size: 10
-	InputSize            int64    // the file's size, when known (a zip: its conversations.json's, if larger); 0: what was read
+	InputSize            int64    // the file's size, when known (a zip: its conversations.json's, if larger, up to 20 times the zip's); 0: what was read
 	TempDir              string   // where a zip is spooled; "" is os.TempDir()
 	ChatGPTAgentType     string   // the agent_type of exchanges made from ChatGPT's: "router"
 	AgentTypes           []string // the agent types an exchange or message may name; nil: any

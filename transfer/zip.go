@@ -66,10 +66,13 @@ func (o Options) openZip(in io.Reader) (Source, error) {
 	}
 	cr := &capReader{r: rc, n: o.MaxUncompressedBytes, name: entry.Name}
 	// The stored-bytes cap is a multiple of the JSON's size, not of the
-	// zip's (JSON packs well). The declared size cannot lie by much: past
+	// zip's (JSON packs well), but of a JSON at most zipExpansion times
+	// the zip: a small zip that unpacks to a mountain of valid messages
+	// stores no more than that. The declared size cannot lie by much: past
 	// MaxUncompressedBytes it is refused, and archive/zip checks it at the
 	// end, which an import reads to before it stores anything.
-	o.InputSize = max(o.InputSize, size, int64(min(entry.UncompressedSize64, uint64(o.MaxUncompressedBytes))))
+	json := min(entry.UncompressedSize64, uint64(o.MaxUncompressedBytes), uint64(zipExpansion*size))
+	o.InputSize = max(o.InputSize, size, int64(json))
 	rd, err := o.NewChatGPTReader(zipErrors{cr, entry.Name})
 	if err != nil {
 		rc.Close()
@@ -77,6 +80,10 @@ func (o Options) openZip(in io.Reader) (Source, error) {
 	}
 	return &zipSource{ChatGPTReader: rd, entry: rc, file: f}, nil
 }
+
+// zipExpansion is how many times its zip's size a conversations.json counts
+// at most, for the stored-bytes cap: ChatGPT's exports pack 4 to 8 times.
+const zipExpansion = 20
 
 func removeSpool(f *os.File) error {
 	err := f.Close()

@@ -39,6 +39,9 @@ type AccountIdentity struct {
 type AccountImported struct {
 	Exchanges, Messages, Pages     int
 	SkippedExchanges, SkippedPages int
+	// Conversations and SkippedConversations: the exchanges that are no
+	// fork, as the sidebar counts them.
+	Conversations, SkippedConversations int
 }
 
 // AccountKey is one API key as the account page lists it: never the key.
@@ -52,6 +55,7 @@ type AccountKey struct {
 // AccountDeleteConfirm asks before deleting the account, with what it holds.
 type AccountDeleteConfirm struct {
 	Base
+	Conversations                       int64
 	Exchanges, Messages, Pages, APIKeys int64
 }
 
@@ -59,5 +63,6 @@ type AccountDeleteConfirm struct {
 type AccountDeleted struct {
 	Base
 	Username                            string
+	Conversations                       int64
 	Exchanges, Messages, Pages, APIKeys int64
 }

@@ -1238,7 +1238,7 @@ func HistoryEntry(it HistoryItem) templ.Component {
 
 // rowMenu is a history item's actions: a <details> menu, so that it opens
 // without JavaScript; app.js adds the keys (Enter or Space opens it, the
-// arrows move, Escape closes) and menu roles. Below md its button is a
+// arrows move, Escape closes) and the menu roles that go with them. Below md its button is a
 // 44 px touch target and always shown; from md up it shows on hover, on
 // focus and on the open conversation, over the end of the title.
 func rowMenu(it HistoryItem) templ.Component {
@@ -1463,7 +1463,7 @@ func rowMenu(it HistoryItem) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "\" required maxlength=\"200\" class=\"field py-1\" data-testid=\"rename-input\"> <button type=\"submit\" class=\"btn-primary py-1\">Save</button></div></form></details> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "\" required maxlength=\"200\" class=\"field tap py-1\" data-testid=\"rename-input\"> <button type=\"submit\" class=\"btn-primary tap py-1\" data-testid=\"rename-save\">Save</button></div></form></details> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -105,6 +105,17 @@ func MessageTime(t, now time.Time) (short, full string) {
 	}
 }
 
+// Conversations says how many conversations there are as a person counts
+// them, a family once, with the branches when there are more: "6
+// conversations (11 branches)".
+func Conversations(conversations, branches int64) string {
+	s := Plural(conversations, "conversation", "conversations")
+	if branches > conversations {
+		s += " (" + Plural(branches, "branch", "branches") + ")"
+	}
+	return s
+}
+
 // Plural is "1 turn", "3 turns".
 func Plural(n int64, one, many string) string {
 	if n == 1 {

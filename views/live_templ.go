@@ -244,7 +244,7 @@ func ComposerTurn(t TurnControl, oob bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<button type=\"submit\" class=\"btn border border-slate-300 bg-white py-1 text-xs text-slate-700 shadow-sm hover:bg-slate-50\" data-testid=\"chat-stop\"><span class=\"h-2.5 w-2.5 rounded-sm bg-slate-700\" aria-hidden=\"true\"></span> Stop replying</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<button type=\"submit\" class=\"btn tap border border-slate-300 bg-white py-1 text-xs text-slate-700 shadow-sm hover:bg-slate-50\" data-testid=\"chat-stop\"><span class=\"h-2.5 w-2.5 rounded-sm bg-slate-700\" aria-hidden=\"true\"></span> Stop replying</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -569,7 +569,7 @@ func Proposal(c ProposalCard, oob bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if c.Mode == ModeSection && len(c.Sections) > 1 && !c.Stale {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<span class=\"mr-auto flex gap-1 text-xs\" data-section-toggles hidden><button type=\"button\" class=\"rounded px-1.5 py-0.5 text-indigo-600 hover:bg-indigo-50\" data-select-sections=\"all\">All</button> <button type=\"button\" class=\"rounded px-1.5 py-0.5 text-indigo-600 hover:bg-indigo-50\" data-select-sections=\"none\">None</button></span> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<span class=\"mr-auto flex gap-1 text-xs\" data-section-toggles hidden><button type=\"button\" class=\"tap rounded px-1.5 py-0.5 text-indigo-600 hover:bg-indigo-50\" data-select-sections=\"all\">All</button> <button type=\"button\" class=\"tap rounded px-1.5 py-0.5 text-indigo-600 hover:bg-indigo-50\" data-select-sections=\"none\">None</button></span> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -587,7 +587,7 @@ func Proposal(c ProposalCard, oob bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "\" class=\"btn-ghost\" data-testid=\"proposal-reject\">Reject</button> <button type=\"submit\" form=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "\" class=\"btn-ghost tap\" data-testid=\"proposal-reject\">Reject</button> <button type=\"submit\" form=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -600,7 +600,7 @@ func Proposal(c ProposalCard, oob bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "\" class=\"btn-primary\" data-testid=\"proposal-accept\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "\" class=\"btn-primary tap\" data-testid=\"proposal-accept\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

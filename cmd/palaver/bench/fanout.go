@@ -55,7 +55,7 @@ func (e *env) fanout(ctx context.Context) (p99, first, cpu time.Duration, err er
 	}
 	var cur atomic.Pointer[fanoutRound]
 	conns := make([]*websocket.Conn, 0, e.size.FanoutClients)
-	var readers sync.WaitGroup
+	var readers, watching sync.WaitGroup
 	defer readers.Wait()
 	defer func() {
 		for _, c := range conns {
@@ -68,18 +68,31 @@ func (e *env) fanout(ctx context.Context) (p99, first, cpu time.Duration, err er
 			return 0, 0, 0, err
 		}
 		conns = append(conns, conn)
-		watch := fmt.Sprintf(`{"type":"watch","exchange_id":%d,"since":%d}`, exID, 1)
+		// Since 0: the catch-up sends the start's reply, which tells the
+		// client its watch was taken.
+		watch := fmt.Sprintf(`{"type":"watch","exchange_id":%d,"since":%d}`, exID, 0)
 		if err := conn.WriteMessage(websocket.TextMessage, []byte(watch)); err != nil {
 			return 0, 0, 0, err
 		}
 		readers.Add(1)
+		watching.Add(1)
 		go func() {
 			defer readers.Done()
+			answered := false
+			defer func() {
+				if !answered {
+					watching.Done()
+				}
+			}()
 			var buf bytes.Buffer // reused: the clients' own cost stays small
 			for {
 				_, rd, err := conn.NextReader()
 				if err != nil {
 					return
+				}
+				if !answered { // the watch's answer: the server took it
+					answered = true
+					watching.Done()
 				}
 				buf.Reset()
 				if _, err := buf.ReadFrom(rd); err != nil {
@@ -101,7 +114,17 @@ func (e *env) fanout(ctx context.Context) (p99, first, cpu time.Duration, err er
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // let the server take every watch
+	// Every watch answered before the first round: a loaded machine can
+	// take seconds to accept 200 sockets' watches.
+	taken := make(chan struct{})
+	go func() { watching.Wait(); close(taken) }()
+	select {
+	case <-taken:
+	case <-time.After(fanoutRoundWait):
+		return 0, 0, 0, fmt.Errorf("the server answered not every one of %d watches in %v", len(conns), fanoutRoundWait)
+	case <-ctx.Done():
+		return 0, 0, 0, ctx.Err()
+	}
 	var ds []time.Duration
 	var cpu0 time.Duration
 	for round := range e.size.FanoutRounds + 1 {
