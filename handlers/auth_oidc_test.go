@@ -501,3 +501,25 @@ func TestOIDCThrottleAndRenewal(t *testing.T) {
 		t.Fatalf("the 21st attempt: %d %q", res.StatusCode, res.Header.Get("Retry-After"))
 	}
 }
+
+// Linking by a verified email never reaches a disabled account: the
+// sign-in is refused and no identity is linked to it.
+func TestOIDCLinkByEmailToADisabledAccount(t *testing.T) {
+	e := newOIDCEnv(t, func(o *handlers.OIDCConfig) { o.LinkVerifiedEmail = true }, nil, "corp", "lab")
+	root := e.a.register("root")
+	e.ops["corp"].AddUser(opAda)
+	e.ops["lab"].AddUser(oidctest.User{Username: "ada", Subject: "lab-ada", Email: "ada@example.org", EmailVerified: true})
+	e.signIn(e.a.anon(), "corp", "ada")
+	ctx := context.Background()
+	ada := mustUser(t, e, "corp", "sub-ada")
+	if _, err := e.a.store.AdminSetDisabled(ctx, root.user.ID, ada.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	res := e.signIn(e.a.anon(), "lab", "ada")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(bodyOf(res), "disabled") {
+		t.Fatalf("lab sign-in: %d %.500s", res.StatusCode, bodyOf(res))
+	}
+	if ids, _ := e.a.store.Identities(ctx, ada.ID); len(ids) != 1 || e.users() != 2 {
+		t.Fatalf("ada's identities %+v, %d accounts", ids, e.users())
+	}
+}
