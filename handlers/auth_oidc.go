@@ -334,6 +334,8 @@ func (h *Handlers) oidcRefused(c *fiber.Ctx, p *sso.Provider, err error) error {
 			msg += ", or sign in with your password"
 		}
 		msg += "."
+	case errors.Is(err, sso.ErrMisconfigured):
+		status, msg = fiber.StatusServiceUnavailable, "Signing in with "+name+" is not set up correctly on this server. Ask an administrator."
 	case errors.Is(err, sso.ErrInvalidToken):
 		status, msg = fiber.StatusUnauthorized, name+"'s answer could not be verified, so you are not signed in. Try again."
 	case errors.Is(err, sso.ErrRefused), errors.Is(err, errOIDCNoCode):

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"palaver/internal/oidctest"
 	"palaver/models"
 	"palaver/paths"
+	"palaver/sso"
 )
 
 var (
@@ -383,11 +385,11 @@ func TestOIDCLinkAndUnlinkFromTheAccountPage(t *testing.T) {
 	}
 	// An account made by a sign-in has only its identity: it stays.
 	e.ops["lab"].AddUser(opAda)
-	sso := e.a.anon()
-	e.signIn(sso, "lab", "ada")
-	sso.get(paths.Account)
+	only := e.a.anon()
+	e.signIn(only, "lab", "ada")
+	only.get(paths.Account)
 	ids, _ = e.a.store.Identities(context.Background(), mustUser(t, e, "lab", "sub-ada").ID)
-	res = sso.postForm(paths.AccountIdentityUnlink(ids[0].ID), nil)
+	res = only.postForm(paths.AccountIdentityUnlink(ids[0].ID), nil)
 	if res.StatusCode != http.StatusConflict || !strings.Contains(bodyOf(res), "last way to sign in") {
 		t.Fatalf("unlinking the last way in: %d %.500s", res.StatusCode, bodyOf(res))
 	}
@@ -521,5 +523,28 @@ func TestOIDCLinkByEmailToADisabledAccount(t *testing.T) {
 	}
 	if ids, _ := e.a.store.Identities(ctx, ada.ID); len(ids) != 1 || e.users() != 2 {
 		t.Fatalf("ada's identities %+v, %d accounts", ids, e.users())
+	}
+}
+
+// A provider whose discovery names another issuer than the configured one
+// (here: localhost for 127.0.0.1) is refused by go-oidc, and said to be
+// set up wrongly rather than down.
+func TestOIDCDiscoveryIssuerMismatch(t *testing.T) {
+	op := oidctest.Start(t)
+	op.AddClient(oidcClient, oidcSecret, []string{"http://example.com/auth/oidc/corp/callback"}, nil)
+	wrong := strings.Replace(op.Issuer, "127.0.0.1", "localhost", 1)
+	c, err := sso.ParseSpec("corp=" + wrong + "," + oidcClient + "," + oidcSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	a := newTestApp(t, withOIDC(handlers.OIDCConfig{Providers: []*sso.Provider{sso.New(c, nil)}}),
+		func(d *handlers.Deps) { d.Logger = slog.New(slog.NewTextHandler(log, nil)) })
+	res := a.anon().get(paths.OIDCStart("corp"))
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(bodyOf(res), "not set up correctly") {
+		t.Fatalf("start: %d %.1000s", res.StatusCode, bodyOf(res))
+	}
+	if !strings.Contains(log.String(), "calls itself") {
+		t.Fatalf("log: %s", log.String())
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -95,10 +97,13 @@ func ParseList(list string) ([]Config, error) {
 // it answered, and refused (the code was wrong, used, or expired);
 // ErrInvalidToken: its ID token did not verify (signature, issuer,
 // audience, expiry) or carried another nonce.
+// ErrMisconfigured: the provider answers discovery under another issuer
+// than the one configured (go-oidc refuses it).
 var (
-	ErrUnavailable  = errors.New("the provider is not answering")
-	ErrRefused      = errors.New("the provider refused the sign-in")
-	ErrInvalidToken = errors.New("the provider's ID token is not valid")
+	ErrMisconfigured = errors.New("the provider's discovery names another issuer")
+	ErrUnavailable   = errors.New("the provider is not answering")
+	ErrRefused       = errors.New("the provider refused the sign-in")
+	ErrInvalidToken  = errors.New("the provider's ID token is not valid")
 )
 
 // Provider is one configured provider, discovered on first use.
@@ -154,6 +159,9 @@ func (p *Provider) discover(ctx context.Context) (*gooidc.Provider, error) {
 	p.lastTry = time.Now()
 	if err != nil {
 		p.lastErr = fmt.Errorf("%w: discovery at %s: %v", ErrUnavailable, p.cfg.Issuer, err)
+		if iss, ok := p.advertisedIssuer(dctx); ok && iss != p.cfg.Issuer {
+			p.lastErr = fmt.Errorf("%w: %s calls itself %q", ErrMisconfigured, p.cfg.Issuer, iss)
+		}
 		return nil, p.lastErr
 	}
 	var meta struct {
@@ -162,6 +170,28 @@ func (p *Provider) discover(ctx context.Context) (*gooidc.Provider, error) {
 	_ = d.Claims(&meta) // the metadata was read once already: it parses
 	p.disc, p.endSession, p.lastErr = d, meta.EndSession, nil
 	return d, nil
+}
+
+// advertisedIssuer is the issuer the provider's discovery document names,
+// read after go-oidc refused it, to tell a wrong configuration from a
+// provider that is down.
+func (p *Provider) advertisedIssuer(ctx context.Context) (string, bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.Issuer+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return "", false
+	}
+	res, err := p.client.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer res.Body.Close()
+	var doc struct {
+		Issuer string `json:"issuer"`
+	}
+	if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&doc) != nil || doc.Issuer == "" {
+		return "", false
+	}
+	return doc.Issuer, true
 }
 
 func (p *Provider) oauth(d *gooidc.Provider, redirectURI string) *oauth2.Config {
