@@ -62,7 +62,9 @@ func ParseSpec(spec string) (Config, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return Config{}, fmt.Errorf("provider %s: issuer %q is not an http(s) URL", name, f[0])
 	}
-	c := Config{Name: name, Issuer: strings.TrimSuffix(f[0], "/"), ClientID: f[1], ClientSecret: f[2]}
+	// The issuer is kept as given, a trailing '/' included (Auth0's has
+	// one): the ID token's iss must be exactly it.
+	c := Config{Name: name, Issuer: f[0], ClientID: f[1], ClientSecret: f[2]}
 	for _, s := range f[3:] {
 		c.Scopes = append(c.Scopes, strings.Fields(s)...)
 	}
@@ -176,7 +178,7 @@ func (p *Provider) discover(ctx context.Context) (*gooidc.Provider, error) {
 // read after go-oidc refused it, to tell a wrong configuration from a
 // provider that is down.
 func (p *Provider) advertisedIssuer(ctx context.Context) (string, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.Issuer+"/.well-known/openid-configuration", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.cfg.Issuer, "/")+"/.well-known/openid-configuration", nil)
 	if err != nil {
 		return "", false
 	}

@@ -14,7 +14,7 @@ func TestParseSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fields after the secret are scopes: a secret has no comma.
-	if c.Name != "corp" || c.Issuer != "https://sso.example/realms/acme" || c.ClientID != "palaver" || c.ClientSecret != "s3cr" ||
+	if c.Name != "corp" || c.Issuer != "https://sso.example/realms/acme/" || c.ClientID != "palaver" || c.ClientSecret != "s3cr" ||
 		!slices.Equal(c.Scopes, []string{"openid", "et"}) {
 		t.Fatalf("%+v", c)
 	}
