@@ -123,8 +123,8 @@ func (h *Handlers) takeFlow(c *fiber.Ctx) (oidcFlow, bool) {
 	return f, time.Since(time.Unix(f.Started, 0)) < oidcFlowLifetime
 }
 
-// errOIDC are the refusals of a callback, as a person reads them; the log
-// has the cause.
+// The refusals of a flow, as the log says them; oidcRefused tells the
+// person in other words.
 var (
 	errOIDCState    = errors.New("this sign-in was already used, has expired, or was started in another browser")
 	errOIDCNoCode   = errors.New("the provider's answer has no authorization code")
