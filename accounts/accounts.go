@@ -5,6 +5,7 @@ package accounts
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -182,4 +183,45 @@ func CheckPassword(hash, password string) bool {
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+}
+
+// UsernameFrom makes a new account's name out of what an identity
+// provider calls the person, trying each candidate in turn (a claim, an
+// email's local part, an opaque subject): the first that can be made to
+// follow the rules, with each character the rules refuse replaced by '_'
+// and the name cut to MaxUsername. None: "user".
+func UsernameFrom(candidates ...string) string {
+	for _, s := range candidates {
+		var b strings.Builder
+		for _, r := range Username(s) {
+			if r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+				b.WriteRune(r)
+			} else {
+				b.WriteRune('_')
+			}
+		}
+		name := []rune(b.String())
+		if len(name) > MaxUsername {
+			name = name[:MaxUsername]
+		}
+		if ValidateUsername(string(name)) == nil {
+			return string(name)
+		}
+	}
+	return "user"
+}
+
+// Numbered is the nth name to try for a new account called base: base
+// itself, then base2, base3… with base cut short so that the name keeps
+// within MaxUsername.
+func Numbered(base string, n int) string {
+	if n <= 1 {
+		return base
+	}
+	suffix := strconv.Itoa(n)
+	r := []rune(base)
+	if len(r)+len(suffix) > MaxUsername {
+		r = r[:MaxUsername-len(suffix)]
+	}
+	return string(r) + suffix
 }

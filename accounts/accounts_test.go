@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"palaver/accounts"
@@ -74,5 +75,35 @@ func TestPasswords(t *testing.T) {
 	}
 	if !accounts.CheckPassword(hash, "correct horse") || accounts.CheckPassword(hash, "wrong horse") || accounts.CheckPassword("", "correct horse") {
 		t.Error("CheckPassword accepts a wrong password or refuses the right one")
+	}
+}
+
+func TestUsernameFrom(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"ada"}, "ada"},
+		{[]string{"Ada Lovelace"}, "Ada_Lovelace"},
+		{[]string{"ada@example.org"}, "ada_example.org"},
+		{[]string{"", "grace", "sub"}, "grace"},
+		{[]string{"al", "alovelace"}, "alovelace"},                   // too short: the next one
+		{[]string{"аda", "ada"}, "ada"},                              // mixed scripts: the next one
+		{[]string{"???", "", "0f8e-11"}, "0f8e-11"},                  // a subject as the last resort
+		{[]string{"!!"}, "user"},                                     // nothing usable
+		{[]string{strings.Repeat("x", 40)}, strings.Repeat("x", 32)}, // cut to the limit
+	} {
+		if got := accounts.UsernameFrom(tc.in...); got != tc.want {
+			t.Errorf("accounts.UsernameFrom(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := accounts.UsernameFrom(tc.in...); accounts.ValidateUsername(got) != nil {
+			t.Errorf("accounts.UsernameFrom(%q) = %q breaks the rules", tc.in, got)
+		}
+	}
+	if got := accounts.Numbered("ada", 1); got != "ada" {
+		t.Errorf("Numbered 1: %q", got)
+	}
+	if got := accounts.Numbered(strings.Repeat("x", 32), 12); got != strings.Repeat("x", 30)+"12" || accounts.ValidateUsername(got) != nil {
+		t.Errorf("Numbered 12 of a long name: %q", got)
 	}
 }

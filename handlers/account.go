@@ -39,7 +39,32 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
-	return p, nil
+	return p, h.accountIdentities(c, &p)
+}
+
+// accountIdentities fills the account page's single sign-on section.
+func (h *Handlers) accountIdentities(c *fiber.Ctx, p *views.AccountScreen) error {
+	u := currentUser(c)
+	p.NoPassword = u.PasswordHash == ""
+	if len(h.cfg.OIDC.Providers) == 0 && !p.NoPassword {
+		return nil
+	}
+	ids, err := h.store.Identities(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	linked := map[string]bool{}
+	for _, id := range ids {
+		linked[id.Provider] = true
+		p.Identities = append(p.Identities, views.AccountIdentity{ID: id.ID, Provider: id.Provider, Email: id.Email,
+			Linked: accountTime(id.CreatedAt)})
+	}
+	for _, pr := range h.cfg.OIDC.Providers {
+		if !linked[pr.Name()] {
+			p.LinkProviders = append(p.LinkProviders, pr.Name())
+		}
+	}
+	return nil
 }
 
 func accountTime(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") }

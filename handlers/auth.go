@@ -29,7 +29,8 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	}
 	return views.AuthForm{
 		Base: h.base(c, title, ""), Register: register,
-		CanRegister: h.cfg.AllowRegistration, MinPassword: accounts.MinPassword,
+		CanRegister: h.cfg.AllowRegistration && !h.cfg.PasswordLoginOff, MinPassword: accounts.MinPassword,
+		PasswordLogin: !h.cfg.PasswordLoginOff, Providers: h.oidcButtons(),
 	}
 }
 
@@ -38,6 +39,10 @@ func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
 		return redirect(c, paths.ChatHome)
 	}
+	// ?local=1 keeps the form: the way to the password when the provider fails.
+	if o := h.cfg.OIDC; o.AutoRedirect && len(o.Providers) > 0 && c.Query("local") == "" {
+		return redirect(c, paths.OIDCStart(o.Providers[0].Name()))
+	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))
 }
 
@@ -45,6 +50,9 @@ func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 // throttled (signInAttempt): too many answer 429 until the window passes.
 func (h *Handlers) login(c *fiber.Ctx) error {
 	username, password := strings.TrimSpace(formValue(c, "username")), formValue(c, "password")
+	if h.cfg.PasswordLoginOff {
+		return h.authRefusal(c, false, "", refuse(fiber.StatusForbidden, "Password sign-in is turned off on this server."))
+	}
 	u, err := h.signInAttempt(c, username, password)
 	var wait *throttledError
 	switch {
@@ -75,7 +83,7 @@ func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 // register creates an account (the first one is admin) and signs it in. An
 // address may register registerLimit.Max times an hour.
 func (h *Handlers) register(c *fiber.Ctx) error {
-	if !h.cfg.AllowRegistration { // the form says registration is closed
+	if !h.authForm(c, true).CanRegister { // the form says registration is closed
 		return h.authRefusal(c, true, "", refuse(fiber.StatusForbidden, "Registration is closed on this server."))
 	}
 	username, password := accounts.Username(formValue(c, "username")), formValue(c, "password")
@@ -123,13 +131,17 @@ func (h *Handlers) authThrottled(c *fiber.Ctx, register bool, username string, w
 }
 
 // logout ends the session: its row is deleted and its cookie expired (a
-// visitor has no session; the CSRF cookie serves the login form).
+// visitor has no session; the CSRF cookie serves the login form). A session
+// signed in through a provider with an end_session_endpoint goes on there,
+// to sign out of the provider too.
 func (h *Handlers) logout(c *fiber.Ctx) error {
-	if err := h.sessions.Destroy(c.UserContext()); err != nil {
+	ctx := c.UserContext()
+	provider, idToken := h.sessions.GetString(ctx, sessOIDCProvider), h.sessions.GetString(ctx, sessOIDCIDToken)
+	if err := h.sessions.Destroy(ctx); err != nil {
 		return err
 	}
 	if u := currentUser(c); u != nil {
 		h.hub.Recheck(u.ID) // this session's sockets and streams end (principal.go)
 	}
-	return redirect(c, paths.Login)
+	return redirect(c, h.oidcSignOut(c, provider, idToken))
 }

@@ -55,6 +55,8 @@ var mxPublic = map[string]bool{
 	"GET /login": true, "POST /login": true, "GET /register": true, "POST /register": true,
 	"POST /logout":          true, // signing out needs no account (a visitor's just renews the session)
 	"GET /api/openapi.json": true, // the API's reference describes routes, not data
+	// Single sign-on's start and callback: a visitor's way in.
+	"GET /auth/oidc/:name": true, "GET /auth/oidc/:name/callback": true,
 }
 
 // mxForms are the forms the unsafe HTML routes need to get past validation
@@ -90,9 +92,10 @@ var mxForms = map[string]url.Values{
 	// The owner changes the password to itself (the session is renewed, as
 	// signing in renews it) and reaches the delete's confirmation page,
 	// which deletes nothing.
-	"POST /account/password": {"current": {"correct horse"}, "password": {"correct horse"}},
-	"POST /account/keys":     {"name": {"laptop"}},
-	"POST /account/delete":   {"password": {"correct horse"}},
+	"POST /account/password":  {"current": {"correct horse"}, "password": {"correct horse"}},
+	"POST /account/keys":      {"name": {"laptop"}},
+	"POST /account/delete":    {"password": {"correct horse"}},
+	"POST /account/oidc/link": {"provider": {"corp"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).
@@ -174,6 +177,8 @@ func mxKind(pattern, param string) (string, bool) {
 			return "user", true
 		case "keys":
 			return "api_key", true
+		case "identities":
+			return "identity", true
 		}
 	}
 	return "", false
@@ -400,6 +405,15 @@ func (m *mx) rows(api *client) mxRows {
 		m.t.Fatal(err)
 	}
 	r["api_key"] = key.ID
+	ident := models.Identity{Provider: "corp", Issuer: "https://sso.example", Subject: fmt.Sprintf("matrix-%d", m.n)}
+	if err := m.a.store.LinkIdentity(ctx, uid, ident); err != nil {
+		m.t.Fatal(err)
+	}
+	ids, err := m.a.store.Identities(ctx, uid)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["identity"] = ids[0].ID
 	r["job"] = int64(500_000 + m.n)
 	m.a.adminExchange(uid, adminEx{scope: models.ScopeJob, job: strconv.FormatInt(r["job"], 10), queries: []string{"a job question"}})
 	return r
@@ -607,7 +621,8 @@ func mxToLogin(target string) bool {
 // TestAuthorisationMatrix sends every route the requests its class must
 // refuse, then the owner's request that must get through.
 func TestAuthorisationMatrix(t *testing.T) {
-	a := newTestApp(t)
+	_, providers := startOPs(t, "http://127.0.0.1", "corp") // linking an identity starts at a real provider
+	a := newTestApp(t, withOIDC(providers))
 	a.register("ann") // the first account is the administrator
 	a.register("alice")
 	a.register("mallory")

@@ -96,7 +96,7 @@ func firstOf(sentinels []error, err error) error {
 // Refusal's form says for the request.
 func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	err = headTooLarge(err)
-	setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
+	h.setSecurityHeaders(c) // fasthttp's own refusals reach here without the middleware
 	status, msg := classify(err)
 	if status >= 500 {
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "err", err)

@@ -34,7 +34,14 @@ import (
 
 // Config holds the settings the handlers read.
 type Config struct {
+	// AllowRegistration lets visitors create accounts, by the form or by a
+	// first sign-in through a provider (OIDC).
 	AllowRegistration bool
+	// PasswordLoginOff hides the password form and refuses password
+	// sign-in and registration: people sign in through OIDC's providers.
+	PasswordLoginOff bool
+	// OIDC is single sign-on through OpenID providers (auth_oidc.go).
+	OIDC OIDCConfig
 	// StreamKeepAlive is how often an idle event stream sends a comment
 	// line, which is also how soon a client that went away is noticed and
 	// its stream slot freed; 0 means 15s.
@@ -102,6 +109,7 @@ type Handlers struct {
 	cfg       Config
 	throttle  throttle.Throttle
 	csrfKey   []byte
+	csp       string // the Content-Security-Policy (headers.go)
 	observer  Observer
 	exports   *exportGate // the full exports running (export_gate.go)
 
@@ -156,7 +164,7 @@ func New(d Deps) *fiber.App {
 		store: d.Store, sessions: d.Sessions, agents: d.Agents, hub: d.Hub, slots: d.Slots, assets: d.Assets,
 		screens: screens.New(d.Store, d.Store, views.NewMarkdown()), liveCache: views.NewLiveCache(),
 		liveFrames: views.NewMemo[liveFrameKey, *fws.PreparedMessage](liveFramesKept), log: d.Logger, cfg: d.Config,
-		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer,
+		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer, csp: policyWithForms(formActionOrigins(d.Config.OIDC)),
 		exports: newExportGate(d.Config.ExportsPerUser, d.Config.ExportsAtOnce),
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))
@@ -185,11 +193,11 @@ func New(d Deps) *fiber.App {
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          proxies,
 	})
-	app.Use(securityHeaders) // first: every answer carries them (handlers/headers.go)
-	app.Use(h.observe)       // the request id, the request log and metrics (handlers/observe.go)
-	app.Use(h.limitQuery)    // before anything reads the query (handlers/limits.go)
-	app.Use(h.dbDeadline)    // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
-	app.Use(h.limitBody)     // before anything reads the body (handlers/limits.go)
+	app.Use(h.securityHeaders) // first: every answer carries them (handlers/headers.go)
+	app.Use(h.observe)         // the request id, the request log and metrics (handlers/observe.go)
+	app.Use(h.limitQuery)      // before anything reads the query (handlers/limits.go)
+	app.Use(h.dbDeadline)      // a database that does not answer is a 503, not a hang (handlers/db_deadline.go)
+	app.Use(h.limitBody)       // before anything reads the body (handlers/limits.go)
 	h.routes(app)
 	return app
 }

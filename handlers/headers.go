@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -19,20 +21,30 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"img-src 'self'; connect-src 'self'; font-src 'self'; object-src 'none'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// policyWithForms is the policy with form-action widened to the origins
+// (single sign-on's providers: signing out and linking an identity answer
+// a form with a redirect to one).
+func policyWithForms(origins []string) string {
+	if len(origins) == 0 {
+		return contentSecurityPolicy
+	}
+	return strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self' "+strings.Join(origins, " "), 1)
+}
+
 // securityHeaders sets the headers every response carries. It runs first, so
 // that a response from any later handler or middleware has them; the error
 // handler sets them again for the answers fasthttp makes before any handler
 // runs (an over-size body, an over-long request line).
-func securityHeaders(c *fiber.Ctx) error {
-	setSecurityHeaders(c)
+func (h *Handlers) securityHeaders(c *fiber.Ctx) error {
+	h.setSecurityHeaders(c)
 	return c.Next()
 }
 
 // setSecurityHeaders writes the security headers of API.md's "Limits and
 // headers" onto the response.
-func setSecurityHeaders(c *fiber.Ctx) {
+func (hs *Handlers) setSecurityHeaders(c *fiber.Ctx) {
 	h := &c.Response().Header
-	h.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy)
+	h.Set(fiber.HeaderContentSecurityPolicy, hs.csp)
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	h.Set(fiber.HeaderXFrameOptions, "DENY")

@@ -53,6 +53,9 @@ var pathBuilders = map[string]string{
 	"POST /admin/users/:id/password":         paths.AdminUserPassword(1),
 	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
 	"POST /account/keys/:id/revoke":          paths.AccountKeyRevoke(1),
+	"POST /account/identities/:id/unlink":    paths.AccountIdentityUnlink(1),
+	"GET /auth/oidc/:name":                   paths.OIDCStart("1"),
+	"GET /auth/oidc/:name/callback":          paths.OIDCCallback("1"),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

@@ -65,6 +65,9 @@ func (h *Handlers) routes(app *fiber.App) {
 	app.Get("/register", h.registerScreen)
 	app.Post("/register", h.register)
 	app.Post("/logout", h.logout)
+	// Single sign-on: the flow's start and the provider's callback (auth_oidc.go).
+	app.Get("/auth/oidc/:name", h.oidcStart)
+	app.Get("/auth/oidc/:name/callback", h.oidcCallback)
 
 	// Chat: the transcript, the composer and the history sidebar.
 	chat := app.Group("/chat", h.requireUser)
@@ -103,6 +106,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/keys", h.accountKeyCreate)
 	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
 	account.Post("/delete", h.accountDelete)
+	account.Post("/oidc/link", h.accountOIDCLink)
+	account.Post("/identities/:id/unlink", h.accountIdentityUnlink)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

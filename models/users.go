@@ -19,28 +19,31 @@ import (
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (*User, error) {
 	key := accounts.Key(username)
 	u := &User{Username: username, UsernameKey: &key, PasswordHash: passwordHash, CreatedAt: now()}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// Count and insert must be one step, or two first registrations at
-		// once both become admin. SQLite's transactions begin IMMEDIATE and
-		// so already run one at a time; Postgres's READ COMMITTED does not,
-		// so take a lock that holds back other writers of users (only
-		// registrations) but not readers.
-		if s.dialect == "postgres" {
-			if err := tx.Exec("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").Error; err != nil {
-				return err
-			}
-		}
-		var n int64
-		if err := tx.Model(&User{}).Count(&n).Error; err != nil {
-			return err
-		}
-		u.IsAdmin = admin || n == 0
-		return tx.Create(u).Error
-	})
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.insertUser(tx, u, admin) })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return nil, ErrUsernameTaken
 	}
 	return u, wrap("create user", err)
+}
+
+// insertUser inserts u in tx, admin when asked or when it is the first.
+func (s *Store) insertUser(tx *gorm.DB, u *User, admin bool) error {
+	// Count and insert must be one step, or two first registrations at
+	// once both become admin. SQLite's transactions begin IMMEDIATE and
+	// so already run one at a time; Postgres's READ COMMITTED does not,
+	// so take a lock that holds back other writers of users (only
+	// registrations) but not readers.
+	if s.dialect == "postgres" {
+		if err := tx.Exec("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE").Error; err != nil {
+			return err
+		}
+	}
+	var n int64
+	if err := tx.Model(&User{}).Count(&n).Error; err != nil {
+		return err
+	}
+	u.IsAdmin = admin || n == 0
+	return tx.Create(u).Error
 }
 
 // UserByID loads an account.

@@ -35,14 +35,28 @@ const (
 	AdminRetention    = "/admin/housekeeping/retention"
 	AdminRetentionRun = "/admin/housekeeping/retention/run"
 	AdminRetentionDry = "/admin/housekeeping/retention/dry-run"
-	Account           = "/account"          // the account page: password, API keys, data
-	AccountPassword   = "/account/password" // change one's own password
-	AccountKeys       = "/account/keys"     // create an API key
-	AccountDelete     = "/account/delete"   // delete one's own account
-	AccountImport     = "/account/import"   // import a file (the account page's form)
-	Export            = "/api/export"       // download everything one owns (NDJSON)
-	Import            = "/api/import"       // import a Palaver or ChatGPT export
+	Account           = "/account"           // the account page: password, API keys, data
+	AccountPassword   = "/account/password"  // change one's own password
+	AccountKeys       = "/account/keys"      // create an API key
+	AccountDelete     = "/account/delete"    // delete one's own account
+	AccountImport     = "/account/import"    // import a file (the account page's form)
+	Export            = "/api/export"        // download everything one owns (NDJSON)
+	Import            = "/api/import"        // import a Palaver or ChatGPT export
+	AccountOIDCLink   = "/account/oidc/link" // link an identity at the form's provider (single sign-on)
 )
+
+// OIDCStart signs in through the provider called name: /auth/oidc/{name}.
+func OIDCStart(name string) string { return "/auth/oidc/" + url.PathEscape(name) }
+
+// OIDCCallback is where the provider sends the browser back:
+// /auth/oidc/{name}/callback.
+func OIDCCallback(name string) string { return OIDCStart(name) + "/callback" }
+
+// AccountIdentityUnlink unlinks one of one's identities at a provider:
+// /account/identities/{id}/unlink.
+func AccountIdentityUnlink(identityID int64) string {
+	return "/account/identities/" + id(identityID) + "/unlink"
+}
 
 // AccountKeyRevoke revokes one of one's API keys: /account/keys/{id}/revoke.
 func AccountKeyRevoke(keyID int64) string { return AccountKeys + "/" + id(keyID) + "/revoke" }

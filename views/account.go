@@ -16,6 +16,22 @@ type AccountScreen struct {
 	Imported      *AccountImported // what the import form just stored
 	ImportError   string           // why the import form's file was refused, in a person's words
 	ImportDetail  string           // what the reader found wrong, shown folded
+	// Single sign-on: the account's identities at providers, the
+	// configured providers it has none at yet, and why the last link or
+	// unlink was refused. NoPassword: the account signs in only through
+	// its identities.
+	Identities    []AccountIdentity
+	LinkProviders []string
+	IdentityError string
+	NoPassword    bool
+}
+
+// AccountIdentity is one identity at a provider, as the account page lists it.
+type AccountIdentity struct {
+	ID       int64
+	Provider string
+	Email    string // "" when the provider said none
+	Linked   string
 }
 
 // AccountImported is what an import stored, and what it skipped as there

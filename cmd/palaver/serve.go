@@ -22,7 +22,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	f := newFlags("serve", stderr)
 	addr := f.string("addr", "127.0.0.1:8080", "address to listen on")
 	db := dbFlag(f)
-	allowReg := f.bool("allow-registration", true, "let visitors create accounts (the first becomes admin)")
+	allowReg := f.bool("allow-registration", true, "let visitors create accounts (the first becomes admin), by the form or by a first sign-in through an --oidc provider")
+	ssoConfig := ssoFlags(f)
 	secure := f.bool("secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	sync := f.string("sqlite-synchronous", "full", "SQLite synchronous mode: full (survives power loss) or normal (faster)")
 	delay := f.duration("builtin-delay", 0, "pause per word of the builtin agent's streamed replies")
@@ -50,6 +51,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
+	}
+	oidc, passwordLogin, err := ssoConfig()
+	if err != nil {
+		return err
 	}
 	proxies, err := handlers.ParseTrustedProxies(*proxyList)
 	if err != nil {
@@ -87,6 +92,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer store.Close()
 	log.Info("database ready", "db", redactDSN(*db), "dialect", store.Dialect(), "migrations_applied", n)
+	for _, p := range oidc.Providers {
+		log.Info("single sign-on provider", "name", p.Name(), "issuer", p.Issuer(), "password_login", passwordLogin)
+	}
 	if err := warnUsernameClashes(ctx, store, log); err != nil {
 		return err
 	}
@@ -144,7 +152,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Throttle: throttle,
 		Assets:   assets,
 		Logger:   log,
-		Config: handlers.Config{AllowRegistration: *allowReg, TrustedProxies: proxies,
+		Config: handlers.Config{AllowRegistration: *allowReg, PasswordLoginOff: !passwordLogin, OIDC: oidc, TrustedProxies: proxies,
 			MaxImportStored: int64(*importStored) << 20, ImportDeadline: *importDeadline},
 		CSRFKey:  csrfKey,
 		Observer: httpObs,
