@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,6 +24,10 @@ const sessAccountFlash = "account_flash"
 const (
 	sessDeleteChecked = "delete_checked"
 	deleteCheckedFor  = 5 * time.Minute
+	// An account with no password (it signs in through a provider) proves
+	// itself by a sign-in this recent, and its name typed out.
+	sessSignedInAt = "signed_in_at"
+	freshSignInFor = 10 * time.Minute
 )
 
 // accountScreen is the account page's model with the user's keys.
@@ -191,10 +196,10 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 	checked := h.sessions.GetInt64(ctx, sessDeleteChecked)
 	recent := checked != 0 && time.Since(time.Unix(checked, 0)) < deleteCheckedFor
 	if !confirmed(c) || !recent {
-		if status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted."); err != nil {
+		if r, err := h.deletionProof(c, u); err != nil {
 			return err
-		} else if status != 0 {
-			return h.accountRefused(c, refuse(status, msg), func(p *views.AccountScreen, r *Refusal) { p.DeleteError = r.Reason })
+		} else if r != nil {
+			return h.accountRefused(c, r, func(p *views.AccountScreen, r *Refusal) { p.DeleteError = r.Reason })
 		}
 	}
 	if !confirmed(c) {
@@ -223,4 +228,26 @@ func (h *Handlers) accountDelete(c *fiber.Ctx) error {
 		Base: h.base(c, "Account deleted", ""), Username: d.Username, Conversations: d.Conversations,
 		Exchanges: d.Exchanges, Messages: d.Messages, Pages: d.Pages, APIKeys: d.APIKeys,
 	}))
+}
+
+// deletionProof checks that whoever asks to delete the account is its
+// owner: the password, or for an account without one (it signs in through
+// a provider) its name typed out and a sign-in within freshSignInFor. Nil:
+// proven.
+func (h *Handlers) deletionProof(c *fiber.Ctx, u *models.User) (*Refusal, error) {
+	if u.PasswordHash != "" {
+		status, msg, err := h.ownPassword(c, formValue(c, "password"), "That is not your password; nothing was deleted.")
+		if err != nil || status == 0 {
+			return nil, err
+		}
+		return refuse(status, msg), nil
+	}
+	if strings.TrimSpace(formValue(c, "username")) != u.Username {
+		return refuse(fiber.StatusUnprocessableEntity, "Type your username, "+u.Username+", to delete the account; nothing was deleted."), nil
+	}
+	at := h.sessions.GetInt64(c.UserContext(), sessSignedInAt)
+	if at == 0 || time.Since(time.Unix(at, 0)) > freshSignInFor {
+		return refuse(fiber.StatusForbidden, "Sign out and sign in again with your organisation, then delete the account within 10 minutes; nothing was deleted."), nil
+	}
+	return nil, nil
 }

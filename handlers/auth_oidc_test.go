@@ -548,3 +548,30 @@ func TestOIDCDiscoveryIssuerMismatch(t *testing.T) {
 		t.Fatalf("log: %s", log.String())
 	}
 }
+
+// An account that signs in only through a provider deletes itself with its
+// name typed out (it has no password to give), freshly signed in.
+func TestOIDCAccountDeletesItself(t *testing.T) {
+	e := newOIDCEnv(t, nil, nil, "corp")
+	e.a.register("root") // the first account is the administrator, which cannot go last
+	e.ops["corp"].AddUser(opAda)
+	c := e.a.anon()
+	if res := e.signIn(c, "corp", "ada"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	if body := bodyOf(c.get(paths.Account)); !strings.Contains(body, `data-testid="delete-account-username"`) || strings.Contains(body, `data-testid="delete-account-password"`) {
+		t.Fatal("the account page asks an account without a password for one")
+	}
+	if res := c.postForm(paths.AccountDelete, url.Values{"username": {"grace"}}); res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("another name typed: %d", res.StatusCode)
+	}
+	if res := c.postForm(paths.AccountDelete, url.Values{"username": {"ada"}}); res.StatusCode != http.StatusOK || !strings.Contains(bodyOf(res), "Delete your account?") {
+		t.Fatalf("its name typed: %d", res.StatusCode)
+	}
+	if res := c.postForm(paths.AccountDelete, url.Values{"confirmed": {"1"}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("confirmed: %d", res.StatusCode)
+	}
+	if n := e.users(); n != 1 {
+		t.Fatalf("%d accounts after ada deleted hers, want 1 (root)", n)
+	}
+}

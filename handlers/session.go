@@ -365,6 +365,7 @@ func (h *Handlers) signIn(c *fiber.Ctx, u *models.User) error {
 	}
 	h.sessions.Put(ctx, sessUserID, u.ID)
 	h.sessions.Put(ctx, sessEpoch, u.SessionEpoch)
+	h.sessions.Put(ctx, sessSignedInAt, time.Now().Unix())
 	h.sessions.Remove(ctx, sessCSRF) // a new token for the new identity
 	return nil
 }
