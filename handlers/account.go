@@ -39,7 +39,8 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
-	return p, nil
+	p.Shares, err = h.accountShares(c)
+	return p, err
 }
 
 func accountTime(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") }

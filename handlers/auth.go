@@ -30,13 +30,14 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 	return views.AuthForm{
 		Base: h.base(c, title, ""), Register: register,
 		CanRegister: h.cfg.AllowRegistration, MinPassword: accounts.MinPassword,
+		Next: safeNext(c.Query("next", formValue(c, "next"))),
 	}
 }
 
 // loginScreen shows the sign-in form (or the chat, for someone signed in).
 func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, paths.ChatHome)
+		return redirect(c, afterSignIn(c))
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, false)))
 }
@@ -65,13 +66,13 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, paths.ChatHome)
+	return redirect(c, afterSignIn(c))
 }
 
 // registerScreen shows the form to create an account.
 func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, paths.ChatHome)
+		return redirect(c, afterSignIn(c))
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, true)))
 }
@@ -109,7 +110,7 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, paths.ChatHome)
+	return redirect(c, afterSignIn(c))
 }
 
 // authRefused re-renders the sign-in or registration form for a throttled
@@ -163,4 +164,13 @@ func (h *Handlers) apiAuth(c *fiber.Ctx) error {
 		}
 	}
 	return c.Next()
+}
+
+// afterSignIn is where signing in or up lands: the share link the person
+// came from (?next= or the form's next, safeNext), else the chat.
+func afterSignIn(c *fiber.Ctx) string {
+	if next := safeNext(c.Query("next", formValue(c, "next"))); next != "" {
+		return next
+	}
+	return paths.ChatHome
 }

@@ -15,6 +15,11 @@ func (h *Handlers) routes(app *fiber.App) {
 
 	app.Use(h.session, h.loadUser)
 
+	// Share links (issue 28): a snapshot for anyone the link is for, signed
+	// in or not; the JSON one before the API's authentication, which would
+	// refuse visitors (an API key still counts: shareAPIUser).
+	app.Get("/api/s/:token", h.shareAPIUser, h.apiShareOpen)
+
 	// JSON API: x-api-key or session (+ X-CSRF-Token on unsafe methods).
 	api := app.Group("/api", h.apiAuth)
 	api.Post("/chat", h.apiChat)
@@ -45,6 +50,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/pages/:id", h.apiPageDelete)
 	api.Get("/pages/:id/revisions", h.apiPageRevisions)
 	api.Post("/pages/:id/proposals/:message_id/accept", h.apiProposalAccept)
+	api.Post("/chat/exchange/:id/shares", h.apiShareCreate)
+	api.Get("/shares", h.apiShares)
+	api.Patch("/shares/:id", h.apiShareUpdate)
+	api.Delete("/shares/:id", h.apiShareDelete)
+	api.Post("/s/:token/continue", h.apiShareContinue)
 	api.Get("/keys", h.apiKeys)
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
@@ -65,6 +75,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	app.Get("/register", h.registerScreen)
 	app.Post("/register", h.register)
 	app.Post("/logout", h.logout)
+
+	// A share link's page, and continuing it as one's own (share_page.go).
+	app.Get("/s/:token", h.sharePage)
+	app.Post("/s/:token/continue", h.requireUser, h.shareContinue)
 
 	// Chat: the transcript, the composer and the history sidebar.
 	chat := app.Group("/chat", h.requireUser)
@@ -94,6 +108,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	chat.Get("/:id/share", h.chatShareForm)
+	chat.Post("/:id/share", h.chatShareCreate)
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -102,6 +118,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/keys", h.accountKeyCreate)
 	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
 	account.Post("/delete", h.accountDelete)
+	account.Post("/shares/:id/update", h.accountShareUpdate)
+	account.Post("/shares/:id/revoke", h.accountShareRevoke)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).
@@ -150,4 +168,6 @@ func (h *Handlers) routes(app *fiber.App) {
 	admin.Post("/housekeeping/retention", h.adminRetentionSave)
 	admin.Post("/housekeeping/retention/dry-run", h.adminRetentionDryRun)
 	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)
+	admin.Get("/shares", h.adminShares)
+	admin.Post("/shares/:id/revoke", h.adminShareRevoke)
 }
