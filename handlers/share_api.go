@@ -131,8 +131,8 @@ func (h *Handlers) apiShareUpdate(c *fiber.Ctx) error {
 		return err
 	}
 	var p struct {
-		Update        bool    `json:"update"`
-		ExpiresInDays *int64  `json:"expires_in_days"`
+		Update        bool   `json:"update"`
+		ExpiresInDays *int64 `json:"expires_in_days"`
 	}
 	if err := apiDecode(c, &p); err != nil {
 		return err

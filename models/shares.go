@@ -23,17 +23,17 @@ const (
 
 // Share is one link to a snapshot of an exchange.
 type Share struct {
-	ID         int64     `gorm:"primaryKey"`
-	UserID     int64     `gorm:"not null"`
-	ExchangeID int64     `gorm:"not null"`
-	Token      string    `gorm:"not null"`
-	Title      string    `gorm:"not null"` // the exchange's title when the snapshot was taken
-	AtSeq      int64     `gorm:"not null"`
-	Visibility string    `gorm:"not null"`
-	ShowOwner  bool      `gorm:"not null"`
+	ID         int64  `gorm:"primaryKey"`
+	UserID     int64  `gorm:"not null"`
+	ExchangeID int64  `gorm:"not null"`
+	Token      string `gorm:"not null"`
+	Title      string `gorm:"not null"` // the exchange's title when the snapshot was taken
+	AtSeq      int64  `gorm:"not null"`
+	Visibility string `gorm:"not null"`
+	ShowOwner  bool   `gorm:"not null"`
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
-	RevokedBy  *string // "owner" or the administrator's name
+	RevokedBy  *string   // "owner" or the administrator's name
 	Views      int64     `gorm:"not null"`
 	CreatedAt  time.Time `gorm:"not null"`
 	UpdatedAt  time.Time `gorm:"not null"`

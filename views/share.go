@@ -54,4 +54,3 @@ type AdminSharesScreen struct {
 	AdminChrome
 	Shares []AccountShare
 }
-
