@@ -53,6 +53,13 @@ var pathBuilders = map[string]string{
 	"POST /admin/users/:id/password":         paths.AdminUserPassword(1),
 	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
 	"POST /account/keys/:id/revoke":          paths.AccountKeyRevoke(1),
+	"GET /s/:token":                          paths.Share("1"),
+	"POST /s/:token/continue":                paths.ShareContinue("1"),
+	"GET /chat/:id/share":                    paths.ChatShare(1),
+	"POST /chat/:id/share":                   paths.ChatShare(1),
+	"POST /account/shares/:id/update":        paths.AccountShareUpdate(1),
+	"POST /account/shares/:id/revoke":        paths.AccountShareRevoke(1),
+	"POST /admin/shares/:id/revoke":          paths.AdminShareRevoke(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

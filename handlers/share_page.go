@@ -38,9 +38,7 @@ func (h *Handlers) now() time.Time {
 // this viewer may open it. Unknown, revoked, expired, and "users" for a
 // visitor are all the same 404.
 func (h *Handlers) openShare(c *fiber.Ctx) (*models.Share, string, error) {
-	// A token in a Referer would let whoever receives it in: none is sent.
-	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
-	c.Set("X-Robots-Tag", "noindex, nofollow")
+	// The Referrer-Policy and X-Robots-Tag are setSecurityHeaders'.
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	wait, err := h.throttle.Take(c.UserContext(), throttle.Key{Limit: shareOpenLimit, ID: addrKey(h.clientAddr(c))})
 	if err != nil {
@@ -289,4 +287,9 @@ func (h *Handlers) shareAPIUser(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	return h.apiAuth(c)
+}
+
+// isSharePath says whether a request is for a share link's page or JSON.
+func isSharePath(p string) bool {
+	return strings.HasPrefix(p, "/s/") || strings.HasPrefix(p, "/api/s/")
 }

@@ -27,6 +27,8 @@ type Conversation struct {
 	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
+	// FromShare says it began as a copy of someone's share link.
+	FromShare bool
 	// Notice says why the tab is on this branch now ("You were answering
 	// an earlier point…"); "": nothing to say.
 	Notice string
