@@ -145,7 +145,7 @@ func TestShareCreateOpenUpdateContinueRevoke(t *testing.T) {
 	if up.Token != sh.Token || up.AtSeq <= sh.AtSeq {
 		t.Fatalf("updated %+v (was %+v)", up, sh)
 	}
-	if n := len(htmltest.ByTestID(htmltest.Parse(t, bodyOf(visitor.get(sh.URL))), "message")); n != int(up.AtSeq)+1-0 && n < 6 {
+	if n := len(htmltest.ByTestID(htmltest.Parse(t, bodyOf(visitor.get(sh.URL))), "message")); n != 7 {
 		t.Fatalf("after the update the page shows %d messages", n)
 	}
 	old := htmltest.Parse(t, bodyOf(visitor.get(sh.URL+"?at=4")))
@@ -210,11 +210,12 @@ func mapKeys(m map[string]any) []string {
 	return out
 }
 
-// adminExchangeMore adds a turn with a reply to an exchange.
-func (a *testApp) adminExchangeMore(userID, ex int64, query string) {
+// adminExchangeMore adds a turn with a reply to an exchange (0: a new
+// one) and returns the exchange's id.
+func (a *testApp) adminExchangeMore(userID, ex int64, query string) int64 {
 	a.t.Helper()
 	ctx := context.Background()
-	e, _, err := a.store.StartTurn(ctx, models.TurnStart{UserID: userID, ExchangeID: ex, AgentType: "router", Query: query, Owner: "seed"})
+	e, _, err := a.store.StartTurn(ctx, models.TurnStart{UserID: userID, ExchangeID: ex, Scope: models.ScopeGeneral, AgentType: "router", Query: query, Owner: "seed"})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -222,6 +223,7 @@ func (a *testApp) adminExchangeMore(userID, ex int64, query string) {
 	if err := a.store.FinishTurn(ctx, e.ID, "seed", &models.Message{Role: models.RoleAssistant, Content: "more", AgentType: &agent}); err != nil {
 		a.t.Fatal(err)
 	}
+	return e.ID
 }
 
 func TestShareBadInput(t *testing.T) {
@@ -368,4 +370,24 @@ func TestSharePageHostileInput(t *testing.T) {
 		}
 	}
 	_ = json.Valid
+}
+
+// Opens of share links are limited per address: a token guesser is
+// refused with 429 after the limit, whatever the tokens.
+func TestShareOpensAreThrottled(t *testing.T) {
+	_, _, alice, _, visitor, ex := shareApp(t)
+	sh := alice.shareCreate(ex, `{"visibility": "link"}`)
+	for i := range 120 {
+		path := fmt.Sprintf("/s/guess%030d", i)
+		if i%2 == 0 {
+			path = sh.URL
+		}
+		if res := visitor.get(path); res.StatusCode == http.StatusTooManyRequests {
+			t.Fatalf("open %d refused", i)
+		}
+	}
+	res := visitor.get(sh.URL)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("open 121: status %d, Retry-After %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
 }
