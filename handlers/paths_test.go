@@ -54,6 +54,8 @@ var pathBuilders = map[string]string{
 	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
 	"POST /account/keys/:id/revoke":          paths.AccountKeyRevoke(1),
 	"GET /s/:token":                          paths.Share("1"),
+	"POST /chat/:id/read":                    paths.ChatRead(1),
+	"POST /chat/:id/unread":                  paths.ChatUnread(1),
 	"POST /s/:token/continue":                paths.ShareContinue("1"),
 	"GET /chat/:id/share":                    paths.ChatShare(1),
 	"POST /chat/:id/share":                   paths.ChatShare(1),

@@ -55,6 +55,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Patch("/shares/:id", h.apiShareUpdate)
 	api.Delete("/shares/:id", h.apiShareDelete)
 	api.Post("/s/:token/continue", h.apiShareContinue)
+	api.Post("/chat/exchange/:id/read", h.apiRead)
+	api.Post("/chat/exchange/:id/unread", h.apiUnread)
 	api.Get("/keys", h.apiKeys)
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
@@ -89,6 +91,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/new", h.chatNew)
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
+	chat.Post("/read-all", h.chatReadAll)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
 	// Branches: an edited message or a new answer is a fork (chat_edit.go).
 	chat.Get("/message/:id/edit", h.chatEditForm)
@@ -108,6 +111,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	chat.Post("/:id/read", h.chatRead)
+	chat.Post("/:id/unread", h.chatUnread)
 	chat.Get("/:id/share", h.chatShareForm)
 	chat.Post("/:id/share", h.chatShareCreate)
 

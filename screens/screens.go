@@ -28,6 +28,7 @@ type Store interface {
 	Parting(ctx context.Context, userID, a, b int64) (*models.Parting, error)
 	ExchangeAdminViews(ctx context.Context, userID, exchangeID int64) (models.AdminViews, error)
 	SharedCopyOf(ctx context.Context, userID, exchangeID int64) (bool, error)
+	Unread(ctx context.Context, userID int64) (map[int64]bool, error)
 	Page(ctx context.Context, userID, id int64) (*models.Page, error)
 	ListPages(ctx context.Context, userID int64) ([]models.PageSummary, error)
 	Revisions(ctx context.Context, userID, pageID int64) ([]models.RevisionSummary, error)
