@@ -34,7 +34,7 @@ func unreadDot(unread bool) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if unread {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<span class=\"mr-1.5 inline-block h-2 w-2 rounded-full bg-sky-500 align-middle\" title=\"Unread reply\" data-testid=\"unread\"></span> <span class=\"sr-only\">Unread: </span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, " <span class=\"mr-1.5 inline-block h-2 w-2 rounded-full bg-sky-500 align-middle\" role=\"img\" aria-label=\"Unread\" title=\"Unread reply\" data-testid=\"unread\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
