@@ -51,6 +51,10 @@ type Event struct {
 	// Delta: a subscriber that joined late, or lost pieces, takes the text
 	// so far from Service.ReplySoFar and lets through only what follows it.
 	Offset int
+	// Unread is, for an EventTurn or EventRead of a general chat, the
+	// user's unread exchanges as the event left them, read once for every
+	// tab and only read (nil: each tab reads them).
+	Unread map[int64]bool
 }
 
 // subscriberBuffer is how many events a subscriber may fall behind before it

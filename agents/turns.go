@@ -409,7 +409,14 @@ func (s *Service) publishEntry(ex *models.Exchange, m *models.Message) {
 
 // publishTurn tells the user's tabs the exchange's header changed.
 func (s *Service) publishTurn(ex *models.Exchange) {
-	s.hub.Publish(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
+	e := Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex}
+	if ex.Scope == models.ScopeGeneral {
+		// Once here, not once per tab (the sidebar's marks and count).
+		if unread, err := s.store.Unread(context.Background(), ex.UserID); err == nil {
+			e.Unread = unread
+		}
+	}
+	s.hub.Publish(e)
 }
 
 // publishOutcome announces a finished turn: its reply (or error row) and the

@@ -289,9 +289,15 @@ func (s *liveSession) seen(e agents.Event) error {
 		e.Exchange.TurnStatus == models.TurnRunning || e.Exchange.Scope != models.ScopeGeneral {
 		return nil
 	}
-	unread, err := s.h.store.Unread(s.ctx, s.userID)
-	if err != nil || !unread[s.shows] {
-		return err
+	unread := e.Unread // the event's, read once for every tab
+	if unread == nil {
+		var err error
+		if unread, err = s.h.store.Unread(s.ctx, s.userID); err != nil {
+			return err
+		}
+	}
+	if !unread[s.shows] {
+		return nil
 	}
 	changed, err := s.h.store.MarkRead(s.ctx, s.userID, s.shows, nil, s.h.now())
 	if errors.Is(err, models.ErrNotFound) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,7 +19,18 @@ import (
 // publishRead tells the user's tabs that the read marks of an exchange (0:
 // of any number) changed.
 func (h *Handlers) publishRead(userID, exchangeID int64) {
-	h.hub.Publish(agents.Event{Kind: agents.EventRead, UserID: userID, ExchangeID: exchangeID})
+	e := agents.Event{Kind: agents.EventRead, UserID: userID, ExchangeID: exchangeID}
+	// What every tab needs, read once here rather than once per tab.
+	ctx := context.Background()
+	if unread, err := h.store.Unread(ctx, userID); err == nil {
+		e.Unread = unread
+	}
+	if exchangeID != 0 {
+		if ex, err := h.store.Exchange(ctx, userID, exchangeID); err == nil {
+			e.Exchange = ex
+		}
+	}
+	h.hub.Publish(e)
 }
 
 // markSeen marks the user's exchange read as it is opened. A missing one

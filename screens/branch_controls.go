@@ -184,6 +184,12 @@ func familyItem(v Viewer, ex *models.Exchange, heads map[int64]models.FamilyHead
 // current: ex itself, or the conversation on screen when it is of the same
 // family and list, with the family's size.
 func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange, current int64) (views.HistoryItem, error) {
+	return s.FamilyItemMarked(ctx, v, ex, current, nil)
+}
+
+// FamilyItemMarked is FamilyItem with the user's unread exchanges as an
+// event carries them (nil: read here).
+func (s *Screens) FamilyItemMarked(ctx context.Context, v Viewer, ex *models.Exchange, current int64, unread map[int64]bool) (views.HistoryItem, error) {
 	ids := []int64{ex.ID}
 	if current != 0 && current != ex.ID {
 		ids = append(ids, current)
@@ -209,6 +215,10 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	it := HistoryItem(v, shown, current, time.Now())
 	if hasHead { // the family's, whichever member shows it
 		it.Family, it.Branches = h.RootID, h.Branches
+	}
+	if unread != nil {
+		it.Unread = unread[it.ID]
+		return it, nil
 	}
 	return it, s.markUnread(ctx, v, &it)
 }

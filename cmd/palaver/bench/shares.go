@@ -94,11 +94,11 @@ func (e *env) apiPost(ctx context.Context, path, body string) ([]byte, int, erro
 
 // unreadRound is one mark: what the tabs wait for, and when.
 type unreadRound struct {
-	heard  func(frame []byte) bool
-	t0     time.Time
-	mu     sync.Mutex
-	got    map[int]time.Duration
-	all    chan struct{}
+	heard func(frame []byte) bool
+	t0    time.Time
+	mu    sync.Mutex
+	got   map[int]time.Duration
+	all   chan struct{}
 }
 
 // unreadFanout opens unreadTabs websockets of the bench user, each showing
