@@ -200,6 +200,13 @@ type SharedMessage struct {
 	CreatedAt time.Time
 }
 
+// Attachments (issue 26) are not part of a shared message yet. The seam:
+// SharedMessage gains its files, read here by the snapshot's message ids
+// (which never leave the server), and a share-scoped route,
+// /s/{token}/files/{n}, serves a file only when it belongs to an entry of
+// the share's snapshot as of the page's seq, so that a file id of the
+// owner's other data answers the same 404 as an unknown one.
+
 // SharedMessages reads a share's snapshot as of seq (a viewer's page may
 // hold a seq from before an update): the exchange's user and assistant
 // entries up to it. seq beyond the share's own is cut to it.
