@@ -82,8 +82,10 @@ func (h *Handlers) sharePage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.CountShareView(c.UserContext(), sh.ID); err != nil {
-		return err
+	if c.Method() == fiber.MethodGet { // a HEAD is no one reading it
+		if err := h.store.CountShareView(c.UserContext(), sh.ID); err != nil {
+			return err
+		}
 	}
 	p := views.ShareScreen{Base: h.base(c, sh.Title, ""), Title: sh.Title, AtSeq: at, Token: sh.Token,
 		SignedIn: currentUser(c) != nil}
