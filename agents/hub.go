@@ -21,6 +21,9 @@ const (
 	EventTurn
 	// EventPage: a page's content changed (a save, an accepted proposal).
 	EventPage
+	// EventRead: the user's unread marks changed: ExchangeID's, or (0)
+	// any number of them (issue 28).
+	EventRead
 )
 
 // Event is something that happened to a user's data that their open tabs
@@ -48,6 +51,10 @@ type Event struct {
 	// Delta: a subscriber that joined late, or lost pieces, takes the text
 	// so far from Service.ReplySoFar and lets through only what follows it.
 	Offset int
+	// Unread is, for an EventTurn or EventRead of a general chat, the
+	// user's unread exchanges as the event left them, read once for every
+	// tab and only read (nil: each tab reads them).
+	Unread map[int64]bool
 }
 
 // subscriberBuffer is how many events a subscriber may fall behind before it
@@ -63,10 +70,16 @@ type Hub struct {
 	// relay hears the deltas published here, to pass them on to other
 	// processes (wake.go, PostgreSQL only); set before the first Publish.
 	relay func(Event)
+	// watching counts, per user and exchange, the subscriptions here that
+	// show it (Subscription.Watch): a reply that finishes in front of one
+	// is not unread.
+	watching map[int64]map[int64]int
 }
 
 // NewHub makes an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[int64]map[*Subscription]struct{}{}} }
+func NewHub() *Hub {
+	return &Hub{subs: map[int64]map[*Subscription]struct{}{}, watching: map[int64]map[int64]int{}}
+}
 
 // Subscription receives one user's events on C until Close.
 type Subscription struct {
@@ -80,6 +93,7 @@ type Subscription struct {
 	userID int64
 	mu     sync.Mutex
 	lagged bool
+	shows  int64 // the exchange its tab shows (Watch); 0: none; under hub.mu
 }
 
 // Subscribe starts receiving the user's events.
@@ -99,6 +113,7 @@ func (s *Subscription) Close() {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.setShows(s, 0)
 	if set, ok := h.subs[s.userID]; ok {
 		delete(set, s)
 		if len(set) == 0 {
@@ -168,4 +183,41 @@ func (h *Hub) Subscribers() int {
 		n += len(set)
 	}
 	return n
+}
+
+// Watch says which exchange the subscription's tab shows (0: none).
+func (s *Subscription) Watch(exchangeID int64) {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, open := h.subs[s.userID][s]; open {
+		h.setShows(s, exchangeID)
+	}
+}
+
+// setShows moves s's count in watching to exchangeID; h.mu is held.
+func (h *Hub) setShows(s *Subscription, exchangeID int64) {
+	if s.shows != 0 {
+		w := h.watching[s.userID]
+		if w[s.shows]--; w[s.shows] <= 0 {
+			delete(w, s.shows)
+		}
+		if len(w) == 0 {
+			delete(h.watching, s.userID)
+		}
+	}
+	s.shows = exchangeID
+	if exchangeID != 0 {
+		if h.watching[s.userID] == nil {
+			h.watching[s.userID] = map[int64]int{}
+		}
+		h.watching[s.userID][exchangeID]++
+	}
+}
+
+// Watching says whether a tab of the user here shows the exchange.
+func (h *Hub) Watching(userID, exchangeID int64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.watching[userID][exchangeID] > 0
 }

@@ -409,7 +409,14 @@ func (s *Service) publishEntry(ex *models.Exchange, m *models.Message) {
 
 // publishTurn tells the user's tabs the exchange's header changed.
 func (s *Service) publishTurn(ex *models.Exchange) {
-	s.hub.Publish(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
+	e := Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex}
+	if ex.Scope == models.ScopeGeneral {
+		// Once here, not once per tab (the sidebar's marks and count).
+		if unread, err := s.store.Unread(context.Background(), ex.UserID); err == nil {
+			e.Unread = unread
+		}
+	}
+	s.hub.Publish(e)
 }
 
 // publishOutcome announces a finished turn: its reply (or error row) and the
@@ -422,7 +429,24 @@ func (s *Service) publishOutcome(ex, header *models.Exchange, res *TurnResult) {
 		ex = fresh
 	}
 	if res != nil && res.Reply != nil {
+		s.markReply(ex)
 		s.publishEntry(ex, res.Reply)
 	}
 	s.publishTurn(ex)
+}
+
+// markReply records a general chat's finished reply as seen when a tab of
+// the user here shows the exchange, else as unread (models.ReplyFinished),
+// before the tabs hear of it: their sidebars draw the mark as it stands.
+// A tab of another process that shows it marks it read when it hears
+// (handlers/live_socket.go). A mark that cannot be written is logged: the
+// reply itself is stored.
+func (s *Service) markReply(ex *models.Exchange) {
+	if ex.Scope != models.ScopeGeneral {
+		return
+	}
+	seen := s.hub.Watching(ex.UserID, ex.ID)
+	if err := s.store.ReplyFinished(context.Background(), ex.UserID, ex.ID, seen, time.Now().UTC()); err != nil {
+		s.opts.Logger.Warn("unread mark", "exchange", ex.ID, "err", err)
+	}
 }

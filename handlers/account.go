@@ -44,6 +44,10 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
+	p.Shares, err = h.accountShares(c)
+	if err != nil {
+		return p, err
+	}
 	return p, h.accountIdentities(c, &p)
 }
 

@@ -50,5 +50,11 @@ func (h *Handlers) apiExchangeUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(newAPIHistoryItem(sum))
+	unread, err := h.store.Unread(c.UserContext(), userID)
+	if err != nil {
+		return err
+	}
+	it := newAPIHistoryItem(sum)
+	it.Unread = unread[sum.ID]
+	return c.JSON(it)
 }

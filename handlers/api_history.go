@@ -32,6 +32,7 @@ type apiHistoryItem struct {
 	Archived      bool                  `json:"archived"`
 	ForkedFrom    *apiForkedFrom        `json:"forked_from"`
 	Cursor        string                `json:"cursor"`
+	Unread        bool                  `json:"unread"`
 }
 
 // apiForkedFrom is where a fork branched off: its parent and the seq at
@@ -97,9 +98,14 @@ func (h *Handlers) apiHistoryItems(c *fiber.Ctx, q models.ExchangeQuery) error {
 	if err != nil {
 		return err
 	}
+	unread, err := h.store.Unread(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return err
+	}
 	items := make([]apiHistoryItem, len(sums)) // never null: [] when empty
 	for i := range sums {
 		items[i] = newAPIHistoryItem(&sums[i])
+		items[i].Unread = unread[sums[i].ID]
 	}
 	return c.JSON(items)
 }

@@ -32,7 +32,7 @@ func TestAPIHistoryShape(t *testing.T) {
 	apiShape(t, "history item", it, map[string]string{
 		"id": "number", "title": "string", "query": "string", "response": "string",
 		"agent_type": "string", "agent_response": "object", "timestamp": "string",
-		"updated_at": "string", "feedback": "number|null", "message_count": "number", "cursor": "string",
+		"updated_at": "string", "feedback": "number|null", "message_count": "number", "cursor": "string", "unread": "bool",
 		"pinned": "bool", "archived": "bool", "forked_from": "null",
 	})
 	if it["id"] != float64(id) || it["message_count"] != 2.0 || it["query"] != "hello" {

@@ -322,7 +322,7 @@ func TestAPIPageHistory(t *testing.T) {
 	apiShape(t, "page history item", first[0], map[string]string{
 		"id": "number", "title": "string", "query": "string", "response": "string", "agent_type": "string",
 		"agent_response": "object", "timestamp": "string", "updated_at": "string", "feedback": "null",
-		"message_count": "number", "cursor": "string",
+		"message_count": "number", "cursor": "string", "unread": "bool",
 		"pinned": "bool", "archived": "bool", "forked_from": "null",
 	})
 	if first[0]["agent_type"] != "page_assistant" || first[0]["query"] != "question 4" || first[0]["message_count"] != 1.0 {

@@ -31,13 +31,14 @@ func (h *Handlers) authForm(c *fiber.Ctx, register bool) views.AuthForm {
 		Base: h.base(c, title, ""), Register: register,
 		CanRegister: h.cfg.AllowRegistration && !h.cfg.PasswordLoginOff, MinPassword: accounts.MinPassword,
 		PasswordLogin: !h.cfg.PasswordLoginOff, Providers: h.oidcButtons(),
+		Next: safeNext(c.Query("next", formValue(c, "next"))),
 	}
 }
 
 // loginScreen shows the sign-in form (or the chat, for someone signed in).
 func (h *Handlers) loginScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, paths.ChatHome)
+		return redirect(c, afterSignIn(c))
 	}
 	// ?local=1 keeps the form: the way to the password when the provider fails.
 	if o := h.cfg.OIDC; o.AutoRedirect && len(o.Providers) > 0 && c.Query("local") == "" {
@@ -69,13 +70,13 @@ func (h *Handlers) login(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, paths.ChatHome)
+	return redirect(c, afterSignIn(c))
 }
 
 // registerScreen shows the form to create an account.
 func (h *Handlers) registerScreen(c *fiber.Ctx) error {
 	if currentUser(c) != nil {
-		return redirect(c, paths.ChatHome)
+		return redirect(c, afterSignIn(c))
 	}
 	return render(c, fiber.StatusOK, views.Auth(h.authForm(c, true)))
 }
@@ -109,7 +110,7 @@ func (h *Handlers) register(c *fiber.Ctx) error {
 	if err := h.signIn(c, u); err != nil {
 		return err
 	}
-	return redirect(c, paths.ChatHome)
+	return redirect(c, afterSignIn(c))
 }
 
 // authRefusal refuses a sign-in or registration: the error handler answers
@@ -144,4 +145,13 @@ func (h *Handlers) logout(c *fiber.Ctx) error {
 		h.hub.Recheck(u.ID) // this session's sockets and streams end (principal.go)
 	}
 	return redirect(c, h.oidcSignOut(c, provider, idToken))
+}
+
+// afterSignIn is where signing in or up lands: the share link the person
+// came from (?next= or the form's next, safeNext), else the chat.
+func afterSignIn(c *fiber.Ctx) string {
+	if next := safeNext(c.Query("next", formValue(c, "next"))); next != "" {
+		return next
+	}
+	return paths.ChatHome
 }

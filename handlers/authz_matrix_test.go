@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,15 @@ var mxPublic = map[string]bool{
 	"GET /api/openapi.json": true, // the API's reference describes routes, not data
 	// Single sign-on's start and callback: a visitor's way in.
 	"GET /auth/oidc/:name": true, "GET /auth/oidc/:name/callback": true,
+	// A share link is for whoever holds its token (share_test.go checks
+	// who may open which).
+	"GET /s/:token": true, "GET /api/s/:token": true,
 }
+
+// mxShareTokens are the tokens of the shares the matrix's rows hold, by
+// share id: a :token parameter is filled with the token of the rows'
+// share, never with an id.
+var mxShareTokens sync.Map
 
 // mxForms are the forms the unsafe HTML routes need to get past validation
 // (the others need none). $user is the sender's name, $new a fresh one.
@@ -96,6 +105,7 @@ var mxForms = map[string]url.Values{
 	"POST /account/keys":      {"name": {"laptop"}},
 	"POST /account/delete":    {"password": {"correct horse"}},
 	"POST /account/oidc/link": {"provider": {"corp"}},
+	"POST /chat/:id/share":    {"visibility": {"link"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).
@@ -110,6 +120,8 @@ var mxJSON = map[string]string{
 	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
 	"POST /api/chat/exchange/:id/fork":     `{"seq": 1}`,
 	"POST /api/import":                     `{"format": "palaver-export", "version": 1}`, // an empty export
+	"POST /api/chat/exchange/:id/shares":   `{"visibility": "link"}`,
+	"PATCH /api/shares/:id":                `{"update": true}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's
@@ -179,6 +191,8 @@ func mxKind(pattern, param string) (string, bool) {
 			return "api_key", true
 		case "identities":
 			return "identity", true
+		case "shares":
+			return "share", true
 		}
 	}
 	return "", false
@@ -219,6 +233,9 @@ func mxClassify(t *testing.T, a *testApp) (routes []mxRoute, heads int) {
 			continue
 		}
 		for _, p := range r.Params {
+			if p == "token" {
+				continue // filled with the rows' share's token (mxShareTokens)
+			}
 			if !mxIDParams[p] {
 				if !mr.public {
 					t.Errorf("route %s has parameter :%s, which the matrix cannot fill: add it to mxIDParams (with a kind in mxKind) or to mxPublic", k, p)
@@ -414,6 +431,7 @@ func (m *mx) rows(api *client) mxRows {
 		m.t.Fatal(err)
 	}
 	r["identity"] = ids[0].ID
+	r["share"] = m.share(uid, r["exchange"])
 	r["job"] = int64(500_000 + m.n)
 	m.a.adminExchange(uid, adminEx{scope: models.ScopeJob, job: strconv.FormatInt(r["job"], 10), queries: []string{"a job question"}})
 	return r
@@ -427,7 +445,22 @@ func (m *mx) victim() mxRows {
 	if err != nil {
 		m.t.Fatal(err)
 	}
-	return mxRows{"user": u.ID, "exchange": m.a.adminExchange(u.ID, adminEx{queries: []string{"private"}})}
+	ex := m.a.adminExchange(u.ID, adminEx{queries: []string{"private"}})
+	return mxRows{"user": u.ID, "exchange": ex, "share": m.share(u.ID, ex)}
+}
+
+// share makes a link share of the user's exchange and returns its id.
+func (m *mx) share(userID, exchangeID int64) int64 {
+	m.t.Helper()
+	m.n++
+	token := fmt.Sprintf("matrix-share-token-%08d", m.n)
+	sh, err := m.a.store.CreateShare(context.Background(), models.ShareNew{UserID: userID, ExchangeID: exchangeID,
+		Visibility: models.ShareLink, Token: token, At: time.Now().UTC()})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	mxShareTokens.Store(sh.ID, token)
+	return sh.ID
 }
 
 // path fills the route's pattern: each id from rows, unless override has it.
@@ -436,6 +469,11 @@ func (r mxRoute) path(rows mxRows, override map[string]int64) string {
 	for i, s := range segs {
 		p, ok := strings.CutPrefix(s, ":")
 		if !ok {
+			continue
+		}
+		if p == "token" {
+			token, _ := mxShareTokens.Load(rows["share"])
+			segs[i], _ = token.(string)
 			continue
 		}
 		id, ok := override[p]

@@ -64,6 +64,9 @@ func (h *Handlers) chatOpen(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := h.markSeen(c, id); err != nil {
+		return err
+	}
 	s, err := h.screens.ChatWindow(c.UserContext(), h.viewer(c), id, cursor, win)
 	if err != nil {
 		return err

@@ -67,6 +67,8 @@ type Config struct {
 	// (db_deadline.go). Tests shorten it to show that a wait for a reply
 	// is not cut short by it.
 	DBDeadline time.Duration
+	// Now is the clock of share links' expiry (tests); nil: the time.
+	Now func() time.Time
 }
 
 // Deps are everything the handlers use. Nothing is global.

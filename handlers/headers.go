@@ -47,5 +47,11 @@ func (hs *Handlers) setSecurityHeaders(c *fiber.Ctx) {
 	h.Set(fiber.HeaderContentSecurityPolicy, hs.csp)
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	if isSharePath(c.Path()) {
+		// A share link's token must not leak in a Referer, its 404 included
+		// (share_page.go); nor may search engines keep the page.
+		h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+		h.Set("X-Robots-Tag", "noindex, nofollow")
+	}
 	h.Set(fiber.HeaderXFrameOptions, "DENY")
 }

@@ -45,6 +45,8 @@ type liveFrameKey struct {
 	history    views.HistoryItem
 	hasHistory bool
 	moved      bool
+	unread     int
+	hasUnread  bool
 }
 
 // liveFrameKeyOf returns u's key, or false when u is not one kept.
@@ -68,6 +70,9 @@ func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 	}
 	if u.History != nil {
 		k.history, k.hasHistory = *u.History, true
+	}
+	if u.UnreadCount != nil {
+		k.unread, k.hasUnread = *u.UnreadCount, true
 	}
 	return k, true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"palaver/agents"
+	"palaver/models"
 	"palaver/screens"
 	"palaver/views"
 )
@@ -172,6 +173,9 @@ type liveSession struct {
 	sub  *agents.Subscription
 	tab  screens.LiveTab // what the tab watches and has been sent
 	out  bytes.Buffer    // rendered, to be written as one message (flush)
+	// shows is the exchange the tab shows (0: none), as the hub knows it
+	// (Subscription.Watch): a reply that finishes in front of it is read.
+	shows int64
 
 	// queued is the update to render after out, the next ones folded
 	// into it where they can be (send, mergeLive).
@@ -257,6 +261,8 @@ func (s *liveSession) watch(req liveRequest) error {
 	if err != nil {
 		return err
 	}
+	s.shows = max(req.ExchangeID, 0)
+	s.sub.Watch(s.shows)
 	if err := s.send(u); err != nil {
 		return err
 	}
@@ -269,7 +275,38 @@ func (s *liveSession) event(e agents.Event) error {
 	if err != nil {
 		return err
 	}
+	if err := s.seen(e); err != nil {
+		return err
+	}
 	return s.send(u)
+}
+
+// seen marks the exchange the tab shows read when its turn ends and the
+// reply was counted unread: the process that ran the turn did not know of
+// this tab (it is another process's), or the tab came to it meanwhile.
+func (s *liveSession) seen(e agents.Event) error {
+	if e.Kind != agents.EventTurn || e.Exchange == nil || s.shows == 0 || e.ExchangeID != s.shows ||
+		e.Exchange.TurnStatus == models.TurnRunning || e.Exchange.Scope != models.ScopeGeneral {
+		return nil
+	}
+	unread := e.Unread // the event's, read once for every tab
+	if unread == nil {
+		var err error
+		if unread, err = s.h.store.Unread(s.ctx, s.userID); err != nil {
+			return err
+		}
+	}
+	if !unread[s.shows] {
+		return nil
+	}
+	changed, err := s.h.store.MarkRead(s.ctx, s.userID, s.shows, nil, s.h.now())
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if changed {
+		s.h.publishRead(s.userID, s.shows)
+	}
+	return err
 }
 
 // signedIn checks that the tab's session may still speak as its user, and

@@ -56,6 +56,15 @@ var pathBuilders = map[string]string{
 	"POST /account/identities/:id/unlink":    paths.AccountIdentityUnlink(1),
 	"GET /auth/oidc/:name":                   paths.OIDCStart("1"),
 	"GET /auth/oidc/:name/callback":          paths.OIDCCallback("1"),
+	"GET /s/:token":                          paths.Share("1"),
+	"POST /chat/:id/read":                    paths.ChatRead(1),
+	"POST /chat/:id/unread":                  paths.ChatUnread(1),
+	"POST /s/:token/continue":                paths.ShareContinue("1"),
+	"GET /chat/:id/share":                    paths.ChatShare(1),
+	"POST /chat/:id/share":                   paths.ChatShare(1),
+	"POST /account/shares/:id/update":        paths.AccountShareUpdate(1),
+	"POST /account/shares/:id/revoke":        paths.AccountShareRevoke(1),
+	"POST /admin/shares/:id/revoke":          paths.AdminShareRevoke(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

@@ -15,6 +15,11 @@ func (h *Handlers) routes(app *fiber.App) {
 
 	app.Use(h.session, h.loadUser)
 
+	// Share links (issue 28): a snapshot for anyone the link is for, signed
+	// in or not; the JSON one before the API's authentication, which would
+	// refuse visitors (an API key still counts: shareAPIUser).
+	app.Get("/api/s/:token", h.shareAPIUser, h.apiShareOpen)
+
 	// JSON API: x-api-key or session (+ X-CSRF-Token on unsafe methods).
 	api := app.Group("/api", h.apiAuth)
 	api.Post("/chat", h.apiChat)
@@ -45,6 +50,13 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Delete("/pages/:id", h.apiPageDelete)
 	api.Get("/pages/:id/revisions", h.apiPageRevisions)
 	api.Post("/pages/:id/proposals/:message_id/accept", h.apiProposalAccept)
+	api.Post("/chat/exchange/:id/shares", h.apiShareCreate)
+	api.Get("/shares", h.apiShares)
+	api.Patch("/shares/:id", h.apiShareUpdate)
+	api.Delete("/shares/:id", h.apiShareDelete)
+	api.Post("/s/:token/continue", h.apiShareContinue)
+	api.Post("/chat/exchange/:id/read", h.apiRead)
+	api.Post("/chat/exchange/:id/unread", h.apiUnread)
 	api.Get("/keys", h.apiKeys)
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
@@ -69,6 +81,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	app.Get("/auth/oidc/:name", h.oidcStart)
 	app.Get("/auth/oidc/:name/callback", h.oidcCallback)
 
+	// A share link's page, and continuing it as one's own (share_page.go).
+	app.Get("/s/:token", h.sharePage)
+	app.Post("/s/:token/continue", h.requireUser, h.shareContinue)
+
 	// Chat: the transcript, the composer and the history sidebar.
 	chat := app.Group("/chat", h.requireUser)
 	chat.Get("/", h.chatCurrent)
@@ -78,6 +94,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/new", h.chatNew)
 	chat.Post("/send", h.chatSend)
 	chat.Post("/clear", h.chatClear)
+	chat.Post("/read-all", h.chatReadAll)
 	chat.Post("/message/:id/feedback", h.chatFeedback)
 	// Branches: an edited message or a new answer is a fork (chat_edit.go,
 	// chat_regenerate.go).
@@ -98,6 +115,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	chat.Post("/:id/read", h.chatRead)
+	chat.Post("/:id/unread", h.chatUnread)
+	chat.Get("/:id/share", h.chatShareForm)
+	chat.Post("/:id/share", h.chatShareCreate)
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -108,6 +129,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/delete", h.accountDelete)
 	account.Post("/oidc/link", h.accountOIDCLink)
 	account.Post("/identities/:id/unlink", h.accountIdentityUnlink)
+	account.Post("/shares/:id/update", h.accountShareUpdate)
+	account.Post("/shares/:id/revoke", h.accountShareRevoke)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).
@@ -156,4 +179,6 @@ func (h *Handlers) routes(app *fiber.App) {
 	admin.Post("/housekeeping/retention", h.adminRetentionSave)
 	admin.Post("/housekeeping/retention/dry-run", h.adminRetentionDryRun)
 	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)
+	admin.Get("/shares", h.adminShares)
+	admin.Post("/shares/:id/revoke", h.adminShareRevoke)
 }

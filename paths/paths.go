@@ -256,3 +256,37 @@ func WithQuery(u string, q url.Values) string {
 	}
 	return u + "?" + q.Encode()
 }
+
+// Shares (issue 28): a link to a snapshot of a conversation.
+const (
+	AccountShares = "/account/shares" // the account page's list of links
+	AdminShares   = "/admin/shares"   // every user's links
+	ChatReadAll   = "/chat/read-all"  // mark every conversation read
+)
+
+// Share is a share link's page: /s/{token}. The token is URL-safe base64.
+func Share(token string) string { return "/s/" + token }
+
+// ShareAPI is a share link's snapshot as JSON: /api/s/{token}.
+func ShareAPI(token string) string { return "/api" + Share(token) }
+
+// ShareContinue copies a share's snapshot into the viewer's own account:
+// POST with the page's at.
+func ShareContinue(token string) string { return Share(token) + "/continue" }
+
+// ChatShare is a conversation's share form (GET) and what it posts to.
+func ChatShare(exchangeID int64) string { return Chat(exchangeID) + "/share" }
+
+// AccountShareRevoke revokes one of one's share links.
+func AccountShareRevoke(shareID int64) string { return AccountShares + "/" + id(shareID) + "/revoke" }
+
+// AccountShareUpdate re-snapshots one of one's share links to the
+// conversation's latest entry, keeping its address.
+func AccountShareUpdate(shareID int64) string { return AccountShares + "/" + id(shareID) + "/update" }
+
+// AdminShareRevoke revokes anyone's share link (audited).
+func AdminShareRevoke(shareID int64) string { return AdminShares + "/" + id(shareID) + "/revoke" }
+
+// ChatRead and ChatUnread mark a conversation read or unread.
+func ChatRead(exchangeID int64) string   { return Chat(exchangeID) + "/read" }
+func ChatUnread(exchangeID int64) string { return Chat(exchangeID) + "/unread" }

@@ -184,6 +184,12 @@ func familyItem(v Viewer, ex *models.Exchange, heads map[int64]models.FamilyHead
 // current: ex itself, or the conversation on screen when it is of the same
 // family and list, with the family's size.
 func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange, current int64) (views.HistoryItem, error) {
+	return s.FamilyItemMarked(ctx, v, ex, current, nil)
+}
+
+// FamilyItemMarked is FamilyItem with the user's unread exchanges as an
+// event carries them (nil: read here).
+func (s *Screens) FamilyItemMarked(ctx context.Context, v Viewer, ex *models.Exchange, current int64, unread map[int64]bool) (views.HistoryItem, error) {
 	ids := []int64{ex.ID}
 	if current != 0 && current != ex.ID {
 		ids = append(ids, current)
@@ -210,7 +216,11 @@ func (s *Screens) FamilyItem(ctx context.Context, v Viewer, ex *models.Exchange,
 	if hasHead { // the family's, whichever member shows it
 		it.Family, it.Branches = h.RootID, h.Branches
 	}
-	return it, nil
+	if unread != nil {
+		it.Unread = unread[it.ID]
+		return it, nil
+	}
+	return it, s.markUnread(ctx, v, &it)
 }
 
 // ShownItem is the sidebar item of the conversation on screen, ex, with its
@@ -220,7 +230,21 @@ func (s *Screens) ShownItem(ctx context.Context, v Viewer, ex *models.Exchange) 
 	if err != nil {
 		return views.HistoryItem{}, err
 	}
-	return familyItem(v, ex, heads, ex.ID, time.Now()), nil
+	it := familyItem(v, ex, heads, ex.ID, time.Now())
+	return it, s.markUnread(ctx, v, &it)
+}
+
+// markUnread sets an item's unread mark as it stands.
+func (s *Screens) markUnread(ctx context.Context, v Viewer, it *views.HistoryItem) error {
+	unread, err := s.store.Unread(ctx, v.UserID)
+	it.Unread = unread[it.ID]
+	return err
+}
+
+// UnreadCount is how many of the user's conversations are unread.
+func (s *Screens) UnreadCount(ctx context.Context, v Viewer) (int, error) {
+	unread, err := s.store.Unread(ctx, v.UserID)
+	return len(unread), err
 }
 
 // EditForm is the form that edits a user message of a general chat,

@@ -110,11 +110,16 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 	if err != nil {
 		return views.Sidebar{}, err
 	}
+	unread, err := s.store.Unread(ctx, v.UserID)
+	if err != nil {
+		return views.Sidebar{}, err
+	}
 	for i := range exs {
 		it := familyItem(v, &exs[i], heads, current, now)
-		it.Group = ""
+		it.Group, it.Unread = "", unread[it.ID]
 		side.Pinned = append(side.Pinned, it)
 	}
+	side.UnreadCount = len(unread)
 	side.History, err = s.HistoryList(ctx, v, current, cursor, cursor != nil)
 	return side, err
 }
@@ -176,8 +181,13 @@ func (s *Screens) HistoryList(ctx context.Context, v Viewer, current int64, curs
 	if err != nil {
 		return views.HistoryList{}, err
 	}
+	unread, err := s.store.Unread(ctx, v.UserID)
+	if err != nil {
+		return views.HistoryList{}, err
+	}
 	for i := range exs {
 		it := familyItem(v, &exs[i], heads, current, now)
+		it.Unread = unread[it.ID]
 		if it.Group == group {
 			it.Group = "" // the group continues: no second header
 		} else {

@@ -142,9 +142,70 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 			s.delta(u, e)
 		}
 	case agents.EventTurn:
-		return s.turn(u, e, watched)
+		if err := s.turn(u, e, watched); err != nil {
+			return err
+		}
+		if e.Exchange != nil && e.Exchange.TurnStatus != models.TurnRunning && e.Exchange.Scope == models.ScopeGeneral && s.pageID == 0 {
+			return s.unreadCount(u, e.Unread) // a finished reply may be unread
+		}
+	case agents.EventRead:
+		return s.readMarks(u, e)
 	}
 	return nil
+}
+
+// readMarks redraws what the user's new read marks change: the item of
+// the exchange they concern, or (ExchangeID 0) the sidebar, and the count.
+func (s *live) readMarks(u *views.LiveUpdate, e agents.Event) error {
+	if s.pageID != 0 {
+		return nil // the page editor has no sidebar
+	}
+	current := int64(0)
+	if s.feed != nil {
+		current = s.feed.exchangeID
+	}
+	if e.ExchangeID == 0 {
+		side, err := s.sc.Sidebar(s.ctx, s.v, current, nil)
+		if err != nil {
+			return err
+		}
+		u.Sidebar = &side
+		return nil
+	}
+	ex := e.Exchange
+	if ex == nil {
+		var err error
+		if ex, err = s.sc.store.Exchange(s.ctx, s.v.UserID, e.ExchangeID); errors.Is(err, models.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	if ex.Scope == models.ScopeGeneral && !ex.Archived {
+		it, err := s.sc.FamilyItemMarked(s.ctx, s.v, ex, current, e.Unread)
+		if errors.Is(err, models.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		it.SwapOOB = true
+		u.History = &it
+	}
+	return s.unreadCount(u, e.Unread)
+}
+
+// unreadCount sends the count of unread conversations (the tab's title):
+// the event's (unread), or read here when it carries none.
+func (s *live) unreadCount(u *views.LiveUpdate, unread map[int64]bool) error {
+	if unread != nil {
+		n := len(unread)
+		u.UnreadCount = &n
+		return nil
+	}
+	n, err := s.sc.UnreadCount(s.ctx, s.v)
+	u.UnreadCount = &n
+	return err
 }
 
 // shownItem adds the sidebar item of the general chat the tab now watches,
@@ -460,7 +521,7 @@ func (s *live) turn(u *views.LiveUpdate, e agents.Event, watched bool) error {
 		}
 		// The sidebar shows one item per family: the branch on screen
 		// when this is one of its family, with the family's size.
-		it, err := s.sc.FamilyItem(s.ctx, s.v, ex, current)
+		it, err := s.sc.FamilyItemMarked(s.ctx, s.v, ex, current, e.Unread)
 		if errors.Is(err, models.ErrNotFound) {
 			return nil // deleted meanwhile: its own event removes it
 		}

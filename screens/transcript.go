@@ -68,8 +68,12 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 	if err != nil {
 		return views.Conversation{}, nil, err
 	}
+	fromShare, err := s.store.SharedCopyOf(ctx, v.UserID, id)
+	if err != nil {
+		return views.Conversation{}, nil, err
+	}
 	conv := views.Conversation{ID: id, Heading: Heading(v, ex), Messages: s.Messages(v, msgs),
-		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last}
+		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last, FromShare: fromShare}
 	first, lastShown := seqSpan(msgs)
 	if first > 0 {
 		conv.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first, at), Page: paths.ChatBefore(id, first, at)}

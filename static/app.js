@@ -1325,3 +1325,31 @@
   document.addEventListener("htmx:load", (e) => init(e.detail.elt));
   init(document);
 })();
+
+// ---------------------------------------------------------------------------
+// Unread conversations: the browser tab's title begins with their count,
+// "(2) …", from the sidebar's #unread-count, which the server renders and
+// /live replaces as marks come and go. Without JavaScript the sidebar's dots
+// still show them.
+(function () {
+  const PREFIX = /^\(\d+\) /;
+
+  function sync() {
+    const el = document.getElementById("unread-count");
+    const n = el ? parseInt(el.getAttribute("data-count") || "0", 10) : 0;
+    const base = document.title.replace(PREFIX, "");
+    const want = n > 0 ? "(" + n + ") " + base : base;
+    if (document.title !== want) document.title = want;
+  }
+
+  // The count and the title both change under htmx and the live socket:
+  // whatever changed them, the title follows.
+  new MutationObserver(sync).observe(document.documentElement, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ["data-count"],
+    characterData: true,
+  });
+  sync();
+})();

@@ -4,9 +4,10 @@ package views
 // and account.
 type AccountScreen struct {
 	Base
-	Notice        string       // what the last action did
-	Keys          []AccountKey // the user's API keys, oldest first
-	NewKey        string       // a key just created: shown this once
+	Notice        string         // what the last action did
+	Keys          []AccountKey   // the user's API keys, oldest first
+	Shares        []AccountShare // the user's share links, newest first (share.go)
+	NewKey        string         // a key just created: shown this once
 	NewKeyName    string
 	KeyName       string // the name typed, kept when the form comes back
 	KeyError      string

@@ -391,3 +391,6 @@ func adminDemoteConfirm(u AdminUserItem) string {
 	}
 	return ""
 }
+
+// AdminSharesSection is the admin list of every share link (issue 28).
+const AdminSharesSection = "shares"

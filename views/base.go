@@ -19,6 +19,8 @@ type Base struct {
 	// SkipTo and SkipLabel are the skip link's target and words (default:
 	// the main region, "Skip to the content"); see SkippingTo.
 	SkipTo, SkipLabel string
+	// NoIndex asks search engines to leave the page out (share links).
+	NoIndex bool
 }
 
 // SkippingTo is b with its skip link going to the element with id target.

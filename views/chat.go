@@ -17,6 +17,9 @@ type ChatScreen struct {
 type Sidebar struct {
 	Pinned  []HistoryItem // every pinned conversation, most recent first
 	History HistoryList   // the others (archived ones are in neither)
+	// UnreadCount is how many conversations are unread: the tab's title
+	// shows it (app.js).
+	UnreadCount int
 }
 
 // Conversation is the open exchange as the transcript shows it.
@@ -27,6 +30,8 @@ type Conversation struct {
 	Messages   []ChatMessage
 	// AdminViewed says administrators opened it (nil: never).
 	AdminViewed *AdminViewed
+	// FromShare says it began as a copy of someone's share link.
+	FromShare bool
 	// Notice says why the tab is on this branch now ("You were answering
 	// an earlier point…"); "": nothing to say.
 	Notice string
@@ -202,6 +207,8 @@ type HistoryItem struct {
 	Pinned bool
 	// Archived is an item of the archived list: its control unarchives.
 	Archived bool
+	// Unread marks a reply its owner has not seen yet (issue 28).
+	Unread bool
 	// SwapOOB renders the item to replace its copy on the page out of band
 	// (a live update of an item that keeps its place).
 	SwapOOB bool

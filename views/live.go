@@ -62,6 +62,9 @@ type LiveUpdate struct {
 	// Sidebar, when set, is the tab's sidebar lists drawn again (an
 	// exchange moved among them: pinned, archived, brought back).
 	Sidebar *Sidebar
+	// UnreadCount, when set, is how many conversations are unread now (the
+	// tab's title).
+	UnreadCount *int
 	// Gone says the conversation the tab shows was deleted (in another tab,
 	// or through the API): the composer says so, and sends to a new chat.
 	Gone bool

@@ -70,6 +70,7 @@ var figures = []struct {
 	{"search", searchFigures, true},
 	{"startup", startupFigures, true},
 	{"fanout", fanoutFigures, false},
+	{"shares", sharesFigures, false},
 	{"rss", rssFigures, false},
 	{"export", exportFigures, true},
 }

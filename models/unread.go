@@ -1,0 +1,104 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Unread marks (issue 28). An exchange's row in exchange_reads holds the
+// last seq its owner has seen; it is unread while that is below the log's
+// last seq and no turn runs on it (a reply still being written is not
+// unread until its turn ends). No row means read: conversations from before
+// the marks, and those whose replies always finished in front of someone.
+// A reply that finishes while no tab of the user shows the exchange adds
+// the row (ReplyFinished); opening it on any device moves seen_seq to the
+// end (MarkRead).
+
+// ExchangeRead is the last seq the owner has seen of an exchange.
+type ExchangeRead struct {
+	ExchangeID int64     `gorm:"primaryKey;autoIncrement:false"`
+	UserID     int64     `gorm:"not null"`
+	SeenSeq    int64     `gorm:"not null"`
+	UpdatedAt  time.Time `gorm:"not null"`
+}
+
+// lastSeqSQL is the last seq of the exchange the row names.
+const lastSeqSQL = `(SELECT COALESCE(MAX(seq), -1) FROM messages WHERE exchange_id = exchange_reads.exchange_id)`
+
+// Unread lists the user's unread exchanges (ids), for the sidebar's marks
+// and the tab title's count.
+func (s *Store) Unread(ctx context.Context, userID int64) (map[int64]bool, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Table("exchange_reads").Select("exchange_reads.exchange_id").
+		Joins("JOIN exchanges e ON e.id = exchange_reads.exchange_id").
+		Where("exchange_reads.user_id = ? AND e.turn_status <> ? AND NOT e.archived AND exchange_reads.seen_seq < "+lastSeqSQL,
+			userID, TurnRunning).
+		Pluck("exchange_reads.exchange_id", &ids).Error
+	if err != nil {
+		return nil, wrap("unread", err)
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// MarkRead marks the user's exchange read up to seq (nil: its last entry)
+// and says whether that changed anything: an exchange with no mark is read
+// already, up to any seq.
+func (s *Store) MarkRead(ctx context.Context, userID, exchangeID int64, seq *int64, at time.Time) (bool, error) {
+	last, err := s.LastSeq(ctx, userID, exchangeID)
+	if err != nil {
+		return false, fmt.Errorf("mark read: %w", err)
+	}
+	seen := last
+	if seq != nil {
+		seen = min(max(*seq, -1), last)
+	}
+	res := s.db.WithContext(ctx).Model(&ExchangeRead{}).
+		Where("exchange_id = ? AND user_id = ? AND seen_seq <> ?", exchangeID, userID, seen).
+		Updates(map[string]any{"seen_seq": seen, "updated_at": at})
+	if res.Error != nil {
+		return false, wrap("mark read", res.Error)
+	}
+	return res.RowsAffected > 0, nil
+}
+
+// MarkUnread marks the user's exchange unread: its last entry counts as
+// not seen.
+func (s *Store) MarkUnread(ctx context.Context, userID, exchangeID int64, at time.Time) error {
+	last, err := s.LastSeq(ctx, userID, exchangeID)
+	if err != nil {
+		return fmt.Errorf("mark unread: %w", err)
+	}
+	return wrap("mark unread", s.db.WithContext(ctx).Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT (exchange_id) DO UPDATE SET seen_seq = excluded.seen_seq, updated_at = excluded.updated_at`,
+		exchangeID, userID, last-1, at).Error)
+}
+
+// MarkAllRead marks every exchange of the user read and says how many
+// were not.
+func (s *Store) MarkAllRead(ctx context.Context, userID int64, at time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
+		WHERE user_id = ? AND seen_seq < `+lastSeqSQL, at, userID)
+	return res.RowsAffected, wrap("mark all read", res.Error)
+}
+
+// ReplyFinished records that a turn of the exchange ended with entries up
+// to its log's end: seen, when a tab of the user shows it (its mark, if
+// any, moves to the end); else unread from the entry before the reply on,
+// unless it was unread already.
+func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, seen bool, at time.Time) error {
+	db := s.db.WithContext(ctx)
+	if seen {
+		return wrap("reply finished", db.Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
+			WHERE exchange_id = ?`, at, exchangeID).Error)
+	}
+	// The entry before the reply (the user message it answers, or the
+	// last tool entry) is what the person saw.
+	return wrap("reply finished", db.Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
+		SELECT ?, ?, COALESCE(MAX(seq), 0) - 1, ? FROM messages WHERE exchange_id = ?
+		ON CONFLICT (exchange_id) DO NOTHING`, exchangeID, userID, at, exchangeID).Error)
+}
