@@ -24,6 +24,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/chat/exchange/:id/stream", h.apiStream)
 	api.Post("/chat/exchange/:id/stop", h.apiStop)
 	api.Post("/chat/exchange/:id/retry", h.apiRetry)
+	// Turns that wait: the calls a paused turn waits on, and their answers.
+	api.Get("/chat/exchange/:id/pending", h.apiPending)
+	api.Post("/chat/exchange/:id/tool_results", h.apiToolResults)
+	api.Get("/account/tools", h.apiAccountTools)
+	api.Put("/account/tools", h.apiAccountToolsUpdate)
 	api.Post("/chat/exchange/:id/fork", h.apiFork)
 	api.Post("/chat/exchange/:id/regenerate", h.apiRegenerate)
 	api.Get("/chat/exchange/:id/branches", h.apiBranches)
