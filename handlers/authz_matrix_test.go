@@ -107,6 +107,9 @@ var mxJSON = map[string]string{
 	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
 	"POST /api/chat/exchange/:id/fork":     `{"seq": 1}`,
 	"POST /api/import":                     `{"format": "palaver-export", "version": 1}`, // an empty export
+	// Turns that wait: nothing waits in the sender's exchange (409 is past every check).
+	"POST /api/chat/exchange/:id/tool_results": `{"results": [{"call_id": "none", "approved": true}]}`,
+	"PUT /api/account/tools":                   `{"remember": "confirm"}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's
