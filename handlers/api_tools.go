@@ -146,3 +146,18 @@ func clipText(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// accountTools saves the account page's tool permissions (one choice per
+// tool) and goes back to the page.
+func (h *Handlers) accountTools(c *fiber.Ctx) error {
+	p := map[string]string{}
+	for _, t := range h.agents.Tools().All() {
+		if v := c.FormValue(t.Name); v != "" {
+			p[t.Name] = v
+		}
+	}
+	if err := h.setToolPolicies(c, p); err != nil {
+		return err
+	}
+	return h.accountDone(c, "Tool permissions saved.")
+}

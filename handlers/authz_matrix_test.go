@@ -68,6 +68,7 @@ var mxForms = map[string]url.Values{
 	"POST /chat/clear":                       {"confirmed": {"1"}},
 	"POST /chat/message/:id/feedback":        {"value": {"up"}},
 	"POST /chat/:id/rename":                  {"title": {"Renamed"}},
+	"POST /chat/:id/tools":                   {"call_id": {"none"}, "decision": {"approve"}},
 	"POST /chat/:id/delete":                  {"confirmed": {"1"}},
 	"POST /chat/message/:id/edit":            {"query": {"edited"}},
 	"POST /chat/:id/continue":                {"at": {"0"}},
@@ -92,6 +93,7 @@ var mxForms = map[string]url.Values{
 	// which deletes nothing.
 	"POST /account/password": {"current": {"correct horse"}, "password": {"correct horse"}},
 	"POST /account/keys":     {"name": {"laptop"}},
+	"POST /account/tools":    {"remember": {"confirm"}},
 	"POST /account/delete":   {"password": {"correct horse"}},
 }
 

@@ -99,6 +99,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	chat.Post("/:id/tools", h.chatTools) // a waiting tool call's card: approve, deny, the editor's text
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -107,6 +108,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/keys", h.accountKeyCreate)
 	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
 	account.Post("/delete", h.accountDelete)
+	account.Post("/tools", h.accountTools) // the tool permissions (issue 25)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).
