@@ -44,6 +44,13 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
+	tools, err := h.toolPermissions(c)
+	if err != nil {
+		return p, err
+	}
+	for _, t := range tools {
+		p.Tools = append(p.Tools, views.AccountToolRow{Tool: t.Tool, Tier: t.Tier, Description: t.Description, Default: t.DefaultPolicy, Policy: t.Policy})
+	}
 	p.Shares, err = h.accountShares(c)
 	if err != nil {
 		return p, err

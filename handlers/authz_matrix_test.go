@@ -79,6 +79,7 @@ var mxForms = map[string]url.Values{
 	"POST /chat/clear":                       {"confirmed": {"1"}},
 	"POST /chat/message/:id/feedback":        {"value": {"up"}},
 	"POST /chat/:id/rename":                  {"title": {"Renamed"}},
+	"POST /chat/:id/tools":                   {"call_id": {"none"}, "decision": {"approve"}},
 	"POST /chat/:id/delete":                  {"confirmed": {"1"}},
 	"POST /chat/message/:id/edit":            {"query": {"edited"}},
 	"POST /chat/:id/continue":                {"at": {"0"}},
@@ -106,6 +107,7 @@ var mxForms = map[string]url.Values{
 	"POST /account/delete":    {"password": {"correct horse"}},
 	"POST /account/oidc/link": {"provider": {"corp"}},
 	"POST /chat/:id/share":    {"visibility": {"link"}},
+	"POST /account/tools":     {"remember": {"confirm"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).
@@ -122,6 +124,9 @@ var mxJSON = map[string]string{
 	"POST /api/import":                     `{"format": "palaver-export", "version": 1}`, // an empty export
 	"POST /api/chat/exchange/:id/shares":   `{"visibility": "link"}`,
 	"PATCH /api/shares/:id":                `{"update": true}`,
+	// Turns that wait: nothing waits in the sender's exchange (409 is past every check).
+	"POST /api/chat/exchange/:id/tool_results": `{"results": [{"call_id": "none", "approved": true}]}`,
+	"PUT /api/account/tools":                   `{"remember": "confirm"}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's

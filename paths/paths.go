@@ -43,6 +43,7 @@ const (
 	Export            = "/api/export"        // download everything one owns (NDJSON)
 	Import            = "/api/import"        // import a Palaver or ChatGPT export
 	AccountOIDCLink   = "/account/oidc/link" // link an identity at the form's provider (single sign-on)
+	AccountTools      = "/account/tools"     // the tool permissions (the account page's form)
 )
 
 // OIDCStart signs in through the provider called name: /auth/oidc/{name}.
@@ -87,6 +88,10 @@ func ChatRename(exchangeID int64) string { return Chat(exchangeID) + "/rename" }
 func ChatDelete(exchangeID int64) string { return Chat(exchangeID) + "/delete" }
 func ChatStop(exchangeID int64) string   { return Chat(exchangeID) + "/stop" }
 func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
+
+// ChatTools answers a waiting tool call of a conversation (the approval
+// card's forms, without JavaScript too).
+func ChatTools(exchangeID int64) string { return Chat(exchangeID) + "/tools" }
 
 // ChatPin and ChatArchive pin and archive a conversation (or undo it).
 func ChatPin(exchangeID int64) string     { return Chat(exchangeID) + "/pin" }

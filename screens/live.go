@@ -423,6 +423,9 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 	if len(fresh) == 0 {
 		return nil
 	}
+	if err := s.answered(u, fresh); err != nil {
+		return err
+	}
 	if s.feedPage != 0 {
 		p, err := s.sc.store.Page(s.ctx, s.v.UserID, s.feedPage)
 		if errors.Is(err, models.ErrNotFound) {
@@ -459,6 +462,41 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 		}
 	}
 	return s.moveSwitches(u, places)
+}
+
+// answered adds the cards the tab shows of calls that fresh answers (a
+// result, an approval, a cancellation): each goes back to its plain entry,
+// in every tab. The whole log is read (a new message's cancellations come
+// after the calls' turn): answers are rare.
+func (s *live) answered(u *views.LiveUpdate, fresh []models.Message) error {
+	calls := map[string]bool{}
+	for _, m := range fresh {
+		if m.Tool != nil && (m.Role == models.RoleToolResult || m.Role == models.RoleToolCall && m.Tool.By != "") {
+			calls[m.Tool.CallID] = true
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	log, err := s.sc.store.Messages(s.ctx, s.v.UserID, s.feed.exchangeID, nil)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	done := AnsweredCalls(log)
+	for i := range log {
+		m := &log[i]
+		if !done[m.ID] || !calls[m.Tool.CallID] || !(s.feed.sent[m.ID] || m.ID <= s.feed.floor) {
+			continue // not one of these calls' cards in this tab
+		}
+		if e, ok := s.sc.Message(s.v, m); ok {
+			e.Call, e.SwapOOB = views.ToolCard{}, true
+			u.Answered = append(u.Answered, e)
+		}
+	}
+	return nil
 }
 
 // NewEntries maps entries new to a tab of ex's transcript (a general chat's

@@ -17,6 +17,7 @@ type AccountScreen struct {
 	Imported      *AccountImported // what the import form just stored
 	ImportError   string           // why the import form's file was refused, in a person's words
 	ImportDetail  string           // what the reader found wrong, shown folded
+	Tools         []AccountToolRow // the tool permissions
 	// Single sign-on: the account's identities at providers, the
 	// configured providers it has none at yet, and why the last link or
 	// unlink was refused. NoPassword: the account signs in only through
