@@ -1,0 +1,120 @@
+package models
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+)
+
+// mustFile stores data as the user's file named name.
+func mustFile(t testing.TB, s *Store, userID int64, name string, data []byte) *File {
+	t.Helper()
+	sum := sha256.Sum256(data)
+	f, err := s.CreateFile(context.Background(), NewFile{
+		File: File{UserID: userID, Name: name, ContentType: "text/plain; charset=utf-8", Kind: FileText,
+			Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])},
+		Data: data,
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFilesDedupeAttachAndRelease: the same bytes uploaded twice are one
+// blob; a message holds files committed with it; a held file cannot be
+// deleted; the conversation's deletion takes its files and their blob, an
+// account's deletion takes the rest; a fork's copy holds the same files.
+func TestFilesDedupeAttachAndRelease(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		other := mustUser(t, s, "bob")
+		a := mustFile(t, s, u.ID, "a.txt", []byte("same bytes"))
+		b := mustFile(t, s, u.ID, "b.txt", []byte("same bytes"))
+		if a.BlobID != b.BlobID || count(t, s, "blobs", "user_id = ?", u.ID) != 1 {
+			t.Fatalf("the same bytes twice: blobs %d and %d", a.BlobID, b.BlobID)
+		}
+		if used, _ := s.UsedBytes(ctx, u.ID); used != int64(len("same bytes")) {
+			t.Fatalf("used = %d", used)
+		}
+		// Another user's file: not found, and no message is stored.
+		theirs := mustFile(t, s, other.ID, "c.txt", []byte("theirs"))
+		if _, _, err := s.StartTurn(ctx, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "look", Owner: "o", Attachments: []int64{a.ID, theirs.ID}}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("another user's file: %v", err)
+		}
+		if n := count(t, s, "messages", "1 = 1"); n != 0 {
+			t.Fatalf("%d messages stored after a refused attachment", n)
+		}
+		ex, msg, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "look", Attachments: []int64{a.ID, b.ID}}, "seen")
+		got, err := s.Attachments(ctx, u.ID, []int64{msg.ID})
+		if err != nil || len(got[msg.ID]) != 2 || got[msg.ID][0].ID != a.ID {
+			t.Fatalf("attachments %v, %v", got, err)
+		}
+		if err := s.DeleteFile(ctx, u.ID, a.ID); !errors.Is(err, ErrFileInUse) {
+			t.Fatalf("deleting a held file: %v", err)
+		}
+		if err := s.DeleteFile(ctx, other.ID, a.ID); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("deleting another's file: %v", err)
+		}
+		fork, err := s.Fork(ctx, u.ID, ex.ID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "message_attachments", "message_id IN (SELECT id FROM messages WHERE exchange_id = ?)", fork.ID); n != 2 {
+			t.Fatalf("the fork's copy holds %d files, want 2", n)
+		}
+		if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "files", "user_id = ?", u.ID); n != 2 {
+			t.Fatalf("the fork still holds the files: %d left", n)
+		}
+		if _, err := s.DeleteExchange(ctx, u.ID, fork.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "files", "user_id = ?", u.ID) + count(t, s, "blobs", "user_id = ?", u.ID); n != 0 {
+			t.Fatalf("%d files and blobs left after the last conversation holding them went", n)
+		}
+		// An unattached file goes by itself, and its blob with it.
+		c := mustFile(t, s, u.ID, "c.txt", []byte("alone"))
+		if err := s.DeleteFile(ctx, u.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "blobs", "user_id = ?", u.ID); n != 0 {
+			t.Fatalf("%d blobs left", n)
+		}
+		if n, _ := s.UnreferencedBlobs(ctx); n != 0 {
+			t.Fatalf("%d unreferenced blobs", n)
+		}
+		_ = time.Second
+	})
+}
+
+// TestFileQuota: an upload past the quota is refused and stores nothing;
+// bytes the user has already do not count again.
+func TestFileQuota(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		mustFile(t, s, u.ID, "a", []byte("0123456789"))
+		nf := func(data string) NewFile {
+			sum := sha256.Sum256([]byte(data))
+			return NewFile{File: File{UserID: u.ID, Name: "n", ContentType: "text/plain", Kind: FileText,
+				Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, Data: []byte(data)}
+		}
+		var oq *ErrOverQuota
+		if _, err := s.CreateFile(ctx, nf("abcdefghijk"), 20); !errors.As(err, &oq) {
+			t.Fatalf("over the quota: %v", err)
+		}
+		if _, err := s.CreateFile(ctx, nf("0123456789"), 15); err != nil {
+			t.Fatalf("bytes already stored: %v", err)
+		}
+		if n := count(t, s, "blobs", "user_id = ?", u.ID); n != 1 {
+			t.Fatalf("%d blobs", n)
+		}
+	})
+}
