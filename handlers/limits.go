@@ -53,7 +53,7 @@ var errBodyTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge,
 // limitBody holds a request's body to bodyLimit and reads it, except an
 // import's, whose handler reads it as a stream (importUpload).
 func (h *Handlers) limitBody(c *fiber.Ctx) error {
-	if importRoute(c) {
+	if importRoute(c) || fileRoute(c) {
 		err := c.Next()
 		if c.Locals(localBodyRead) == nil {
 			lingerOnClose(c) // refused, or answered, before its end: the client may still be sending

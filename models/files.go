@@ -31,11 +31,11 @@ func (e *ErrOverQuota) Error() string {
 
 // Blob is the bytes of one upload, stored once per owner and content.
 type Blob struct {
-	ID        int64  `gorm:"primaryKey"`
-	UserID    int64  `gorm:"not null"`
-	SHA256    string `gorm:"column:sha256;not null"`
-	Size      int64  `gorm:"not null"`
-	Data      []byte `gorm:"not null"`
+	ID        int64     `gorm:"primaryKey"`
+	UserID    int64     `gorm:"not null"`
+	SHA256    string    `gorm:"column:sha256;not null"`
+	Size      int64     `gorm:"not null"`
+	Data      []byte    `gorm:"not null"`
 	Thumbnail []byte    // empty: none (not an image)
 	CreatedAt time.Time `gorm:"not null"`
 }
@@ -326,4 +326,25 @@ func (s *Store) StorageByUser(ctx context.Context) (map[int64]int64, error) {
 		out[r.UserID] = r.Bytes
 	}
 	return out, wrap("storage by user", err)
+}
+
+// BlobCounts are the files and blobs of every user, as housekeeping shows
+// them: Unreferenced blobs (no file names them) should be none.
+type BlobCounts struct {
+	Files, Blobs, Bytes, Unreferenced int64
+}
+
+// CountBlobs counts every user's files and blobs.
+func (s *Store) CountBlobs(ctx context.Context) (BlobCounts, error) {
+	var c BlobCounts
+	db := s.db.WithContext(ctx)
+	if err := db.Model(&File{}).Count(&c.Files).Error; err != nil {
+		return c, wrap("count files", err)
+	}
+	if err := db.Model(&Blob{}).Select("COUNT(*), COALESCE(SUM(size), 0)").Row().Scan(&c.Blobs, &c.Bytes); err != nil {
+		return c, wrap("count blobs", err)
+	}
+	n, err := s.UnreferencedBlobs(ctx)
+	c.Unreferenced = n
+	return c, err
 }

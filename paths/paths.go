@@ -42,7 +42,14 @@ const (
 	AccountImport     = "/account/import"   // import a file (the account page's form)
 	Export            = "/api/export"       // download everything one owns (NDJSON)
 	Import            = "/api/import"       // import a Palaver or ChatGPT export
+	Files             = "/api/files"        // one's files: upload (POST), list (GET)
 )
+
+// File is one of one's files, its bytes: /api/files/{id}.
+func File(fileID int64) string { return Files + "/" + id(fileID) }
+
+// FileThumbnail is an image file's thumbnail: /api/files/{id}/thumbnail.
+func FileThumbnail(fileID int64) string { return File(fileID) + "/thumbnail" }
 
 // AccountKeyRevoke revokes one of one's API keys: /account/keys/{id}/revoke.
 func AccountKeyRevoke(keyID int64) string { return AccountKeys + "/" + id(keyID) + "/revoke" }

@@ -1,0 +1,301 @@
+package handlers_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"palaver/handlers"
+)
+
+// pngOf is a w×h PNG.
+func pngOf(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		img.Set(x, x%h, color.RGBA{10, 200, 10, 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// multipartFile is a multipart form whose part "file" is data named name.
+func fileForm(t testing.TB, name string, data []byte) (string, []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	part, err := w.CreateFormFile("file", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = part.Write(data)
+	_ = w.Close()
+	return w.FormDataContentType(), b.Bytes()
+}
+
+type fileOut struct {
+	ID          int64  `json:"id"`
+	UID         string `json:"uid"`
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"`
+	Width       *int64 `json:"width"`
+	Height      *int64 `json:"height"`
+}
+
+// upload posts a file through the API; it returns the response and body.
+func (c *client) upload(name string, data []byte) (*http.Response, []byte) {
+	c.a.t.Helper()
+	ctype, body := fileForm(c.a.t, name, data)
+	req := httptest.NewRequest(http.MethodPost, "/api/files", bytes.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	if c.apiKey == "" && c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	res := c.do(req)
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+func (c *client) mustUpload(name string, data []byte) fileOut {
+	c.a.t.Helper()
+	res, b := c.upload(name, data)
+	if res.StatusCode != http.StatusCreated {
+		c.a.t.Fatalf("upload %s: %d %s", name, res.StatusCode, b)
+	}
+	var f fileOut
+	if err := json.Unmarshal(b, &f); err != nil {
+		c.a.t.Fatal(err)
+	}
+	return f
+}
+
+func (a *testApp) countRows(table string) int64 {
+	c, err := a.store.CountBlobs(context.Background())
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if c.Unreferenced != 0 {
+		a.t.Fatalf("%d unreferenced blobs", c.Unreferenced)
+	}
+	if table == "files" {
+		return c.Files
+	}
+	return c.Blobs
+}
+
+// TestFilesAPI: upload, list with usage, serve with the headers of
+// API.md, thumbnail, dedupe, another user's 404, delete.
+func TestFilesAPI(t *testing.T) {
+	a := newTestApp(t)
+	ann, bob := a.apiClient("ann"), a.apiClient("bob")
+	img := ann.mustUpload("photo.png", pngOf(t, 800, 400))
+	if img.ContentType != "image/png" || img.Width == nil || *img.Width != 800 || *img.Height != 400 || img.UID == "" || len(img.SHA256) != 64 {
+		t.Fatalf("record %+v", img)
+	}
+	again := ann.mustUpload("copy.png", pngOf(t, 800, 400))
+	if again.ID == img.ID || a.countRows("blobs") != 1 {
+		t.Fatalf("the same bytes twice: %d blobs", a.countRows("blobs"))
+	}
+	html := ann.mustUpload("page.html", []byte("<!DOCTYPE html><html><body><script>alert(1)</script></body></html>"))
+	svg := ann.mustUpload("logo.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`))
+
+	res := ann.get(fmt.Sprintf("/api/files/%d", img.ID))
+	mustStatus(t, res, 200)
+	if res.Header.Get("Content-Type") != "image/png" || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "inline") ||
+		res.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
+		t.Fatalf("image headers %v", res.Header)
+	}
+	for _, f := range []fileOut{html, svg} {
+		res := ann.get(fmt.Sprintf("/api/files/%d", f.ID))
+		mustStatus(t, res, 200)
+		if res.Header.Get("Content-Type") != "application/octet-stream" || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment") ||
+			!strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Fatalf("%s served %v", f.Name, res.Header)
+		}
+	}
+	res = ann.get(fmt.Sprintf("/api/files/%d/thumbnail", img.ID))
+	mustStatus(t, res, 200)
+	cfg, _, err := image.DecodeConfig(res.Body)
+	if err != nil || cfg.Width != 320 || cfg.Height != 160 {
+		t.Fatalf("thumbnail %+v %v", cfg, err)
+	}
+	mustStatus(t, ann.get(fmt.Sprintf("/api/files/%d/thumbnail", html.ID)), 404)
+	for _, p := range []string{"/api/files/%d", "/api/files/%d/thumbnail"} {
+		mustStatus(t, bob.get(fmt.Sprintf(p, img.ID)), 404)
+	}
+	r, _ := bob.api("DELETE", fmt.Sprintf("/api/files/%d", img.ID), nil)
+	mustStatus(t, r, 404)
+
+	var list struct {
+		Files []fileOut `json:"files"`
+		Used  int64     `json:"used_bytes"`
+		Quota int64     `json:"quota_bytes"`
+	}
+	ann.apiJSON("GET", "/api/files", nil, 200, &list)
+	if len(list.Files) != 4 || list.Quota != 1<<30 || list.Used != img.Size+html.Size+svg.Size {
+		t.Fatalf("list %+v", list)
+	}
+	ann.apiJSON("DELETE", fmt.Sprintf("/api/files/%d", img.ID), nil, 200, nil)
+	ann.apiJSON("DELETE", fmt.Sprintf("/api/files/%d", again.ID), nil, 200, nil)
+	if n := a.countRows("blobs"); n != 2 {
+		t.Fatalf("%d blobs after the image's two files went, want 2", n)
+	}
+}
+
+// badPNG is a 1×1 PNG whose header claims w×h pixels.
+func badPNG(t testing.TB, w, h uint32) []byte {
+	b := pngOf(t, 1, 1)
+	binary.BigEndian.PutUint32(b[16:], w)
+	binary.BigEndian.PutUint32(b[20:], h)
+	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
+	return b
+}
+
+// TestFilesBadInput: each bad upload gets a 4xx that names what is wrong,
+// and nothing is stored.
+func TestFilesBadInput(t *testing.T) {
+	a := newTestApp(t, func(d *handlers.Deps) { d.Config.MaxFileBytes = 1 << 20; d.Config.UserQuotaBytes = 3 << 20 })
+	ann := a.apiClient("ann")
+	good := pngOf(t, 64, 64)
+	var zipped bytes.Buffer
+	zipped.WriteString("PK\x03\x04")
+	zipped.Write(make([]byte, 100))
+	for _, c := range []struct {
+		name, file string
+		data       []byte
+		status     int
+		says       string
+	}{
+		{"HTML named .png", "cat.png", []byte("<!DOCTYPE html><html><body>hi</body></html>"), 400, "HTML page"},
+		{"truncated image", "cut.png", good[:len(good)/2], 400, "cannot be decoded"},
+		{"decompression bomb", "bomb.png", badPNG(t, 50_000, 50_000), 400, "50000 × 50000"},
+		{"zip disguised as image", "cat.jpg", zipped.Bytes(), 400, "zip"},
+		{"name with separators", "../../etc/passwd", []byte("x"), 400, "path separator"},
+		{"name with NUL", "a\x00b.txt", []byte("x"), 400, "could not be read"}, // the form's header itself
+		{"name of 10,000 characters", strings.Repeat("n", 10_000), []byte("x"), 400, "255"},
+		{"over the file limit", "big.txt", bytes.Repeat([]byte("a"), 1<<20+1), 413, "1 MiB a file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, b := ann.upload(c.file, c.data)
+			if res.StatusCode != c.status || !strings.Contains(string(b), c.says) {
+				t.Fatalf("%d %s, want %d saying %q", res.StatusCode, b, c.status, c.says)
+			}
+			if n := a.countRows("files") + a.countRows("blobs"); n != 0 {
+				t.Fatalf("%d rows stored", n)
+			}
+		})
+	}
+	// The quota: three files of 900 KiB fit, the fourth does not.
+	for i := range 3 {
+		ann.mustUpload(fmt.Sprintf("f%d.txt", i), bytes.Repeat([]byte{'a' + byte(i)}, 900<<10))
+	}
+	res, b := ann.upload("f4.txt", bytes.Repeat([]byte("z"), 900<<10))
+	if res.StatusCode != 413 || !strings.Contains(string(b), "quota of 3 MiB") {
+		t.Fatalf("over the quota: %d %s", res.StatusCode, b)
+	}
+	if n := a.countRows("files"); n != 3 {
+		t.Fatalf("%d files", n)
+	}
+}
+
+// TestFilesUploadOverTheWire: on a real listener, an upload cut off
+// halfway and one that trickles past its deadline are refused and store
+// nothing, while 100 parallel uploads of one user all land.
+func TestFilesUploadOverTheWire(t *testing.T) {
+	a := newTestApp(t, func(d *handlers.Deps) { d.Config.UploadDeadline = 2 * time.Second })
+	addr := a.listen()
+	ann := a.apiClient("ann")
+	// Over 1 MiB, the body streams to the handler (fiber's StreamRequestBody):
+	// a smaller one is read whole first, within the server's ReadTimeout.
+	ctype, body := fileForm(t, "notes.txt", bytes.Repeat([]byte("line of text\n"), 100_000))
+	head := fmt.Sprintf("POST /api/files HTTP/1.1\r\nHost: x\r\nx-api-key: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ann.apiKey, ctype, len(body))
+
+	// Cut off: half the body, then the connection's write side closes.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte(head))
+	_, _ = conn.Write(body[:len(body)/2])
+	_ = conn.(*net.TCPConn).CloseWrite()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	reply, _ := io.ReadAll(conn)
+	conn.Close()
+	if !bytes.HasPrefix(reply, []byte("HTTP/1.1 4")) && len(reply) != 0 {
+		t.Fatalf("cut off: %.200s", reply)
+	}
+
+	// Slow: 1 KiB every 100 ms, past the 2 s deadline.
+	conn, err = net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte(head))
+	start := time.Now()
+	go func() {
+		for i := 0; i+1024 < len(body) && time.Since(start) < 8*time.Second; i += 1024 {
+			if _, err := conn.Write(body[i : i+1024]); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	slow, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	conn.Close()
+	if err != nil || slow.StatusCode != http.StatusRequestTimeout || time.Since(start) > 6*time.Second {
+		t.Fatalf("slow upload after %s: %v %v", time.Since(start), slow, err)
+	}
+	if n := a.countRows("files") + a.countRows("blobs"); n != 0 {
+		t.Fatalf("%d rows stored by refused uploads", n)
+	}
+
+	// 100 at once, each its own bytes.
+	var wg sync.WaitGroup
+	codes := make([]int, 100)
+	for i := range 100 {
+		wg.Go(func() {
+			ctype, body := fileForm(t, fmt.Sprintf("n%d.txt", i), []byte(strings.Repeat(fmt.Sprintf("file %d\n", i), 1000)))
+			req, _ := http.NewRequest("POST", "http://"+addr+"/api/files", bytes.NewReader(body))
+			req.Header.Set("Content-Type", ctype)
+			req.Header.Set("x-api-key", ann.apiKey)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			codes[i] = res.StatusCode
+			res.Body.Close()
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 201 {
+			t.Fatalf("upload %d: %d", i, c)
+		}
+	}
+	if n := a.countRows("files"); n != 100 {
+		t.Fatalf("%d files", n)
+	}
+	mustStatus(t, ann.get("/healthz"), 200)
+}
