@@ -47,6 +47,9 @@ type Request struct {
 	// SearchChats, when set (a general chat's turn), searches the user's
 	// conversations as a recorded sub-run of the turn.
 	SearchChats SearchFunc
+	// Attachments are the files the user message holds, with their bytes
+	// (issue 26): each provider says what of them the model is shown.
+	Attachments []models.FileWithData
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

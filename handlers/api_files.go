@@ -270,3 +270,21 @@ func (h *Handlers) apiFileDelete(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"message": "File deleted."})
 }
+
+// checkAttachments refuses more files than a message may hold, or the same
+// file twice.
+func (h *Handlers) checkAttachments(ids []int64) error {
+	_, perMessage, _ := h.fileLimits()
+	if len(ids) > perMessage {
+		return refuse(fiber.StatusBadRequest, fmt.Sprintf(
+			"A message can hold at most %d files a message; this one has %d. Nothing was sent.", perMessage, len(ids)))
+	}
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return refuse(fiber.StatusBadRequest, fmt.Sprintf("File %d is attached twice.", id))
+		}
+		seen[id] = true
+	}
+	return nil
+}

@@ -299,3 +299,68 @@ func TestFilesUploadOverTheWire(t *testing.T) {
 	}
 	mustStatus(t, ann.get("/healthz"), 200)
 }
+
+// TestChatWithAttachments: a message holds uploaded files, committed with
+// it; the builtin agent says what they are; the messages carry them; a
+// held file cannot be deleted; another user's file is 404 and too many
+// files 400, either way with nothing sent; deleting the conversation takes
+// the files and their blobs.
+func TestChatWithAttachments(t *testing.T) {
+	a := newTestApp(t)
+	ann, bob := a.apiClient("ann"), a.apiClient("bob")
+	img := ann.mustUpload("dot.png", pngOf(t, 3, 2))
+	txt := ann.mustUpload("log.txt", []byte("first line here\nsecond\n"))
+	theirs := bob.mustUpload("b.txt", []byte("bob's"))
+
+	res, b := ann.api("POST", "/api/chat", map[string]any{"query": "what are these?", "attachments": []int64{img.ID, theirs.ID}})
+	if res.StatusCode != 404 {
+		t.Fatalf("another user's file: %d %s", res.StatusCode, b)
+	}
+	many := make([]int64, 11)
+	for i := range many {
+		many[i] = img.ID + int64(i)
+	}
+	res, b = ann.api("POST", "/api/chat", map[string]any{"query": "many", "attachments": many})
+	if res.StatusCode != 400 || !strings.Contains(string(b), "10 files a message") {
+		t.Fatalf("11 files: %d %s", res.StatusCode, b)
+	}
+	var hist []apiHistoryOut
+	ann.apiJSON("GET", "/api/chat/history", nil, 200, &hist)
+	if len(hist) != 0 {
+		t.Fatalf("refused sends left %d conversations", len(hist))
+	}
+
+	var out apiChatOut
+	ann.apiJSON("POST", "/api/chat", map[string]any{"query": "what are these?", "attachments": []int64{img.ID, txt.ID}}, 200, &out)
+	for _, want := range []string{"You attached dot.png (image/png, ", ", 3×2)", "You attached log.txt (text/plain, 23 bytes), 2 lines; first line: first line here"} {
+		if !strings.Contains(out.Response, want) {
+			t.Fatalf("reply %q lacks %q", out.Response, want)
+		}
+	}
+	var msgs []struct {
+		Role        string `json:"role"`
+		Attachments []struct {
+			ID          int64  `json:"id"`
+			Name        string `json:"name"`
+			ContentType string `json:"content_type"`
+			Size        int64  `json:"size"`
+			Width       *int64 `json:"width"`
+		} `json:"attachments"`
+	}
+	ann.apiJSON("GET", fmt.Sprintf("/api/chat/exchange/%d/messages", *out.ExchangeID), nil, 200, &msgs)
+	if len(msgs) != 2 || len(msgs[0].Attachments) != 2 || msgs[0].Attachments[0].Name != "dot.png" ||
+		*msgs[0].Attachments[0].Width != 3 || msgs[1].Attachments != nil {
+		t.Fatalf("messages %+v", msgs)
+	}
+	r, b := ann.api("DELETE", fmt.Sprintf("/api/files/%d", img.ID), nil)
+	if r.StatusCode != 409 {
+		t.Fatalf("deleting a held file: %d %s", r.StatusCode, b)
+	}
+	ann.apiJSON("DELETE", fmt.Sprintf("/api/chat/exchange/%d", *out.ExchangeID), nil, 200, nil)
+	if n := a.countRows("files"); n != 1 { // bob's
+		t.Fatalf("%d files after the conversation went", n)
+	}
+	if n := a.countRows("blobs"); n != 1 {
+		t.Fatalf("%d blobs after the conversation went", n)
+	}
+}

@@ -55,5 +55,8 @@ func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 	for i := range msgs {
 		items[i] = newAPIMessage(&msgs[i])
 	}
+	if err := h.withAttachments(c, items); err != nil {
+		return err
+	}
 	return c.JSON(items)
 }
