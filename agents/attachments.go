@@ -95,4 +95,3 @@ func filesForModel(files []models.FileWithData, textChars int) (text string, ima
 	}
 	return b.String(), images
 }
-
