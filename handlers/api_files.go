@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -287,4 +288,88 @@ func (h *Handlers) checkAttachments(ids []int64) error {
 		seen[id] = true
 	}
 	return nil
+}
+
+// composerUpload says whether the request is a composer's send as a
+// multipart form, which may carry a file without JavaScript.
+func composerUpload(c *fiber.Ctx) bool {
+	if c.Method() != fiber.MethodPost || !strings.HasPrefix(string(c.Request().Header.ContentType()), fiber.MIMEMultipartForm) {
+		return false
+	}
+	p := c.Path()
+	return p == paths.ChatSend || strings.HasPrefix(p, paths.Pages+"/") && strings.HasSuffix(p, "/chat")
+}
+
+// composerBodyLimit is the largest composer form: one file at the file
+// limit and the form around it (more files go one by one with JavaScript).
+func (h *Handlers) composerBodyLimit() int64 {
+	maxFile, _, _ := h.fileLimits()
+	return maxFile + fileEnvelope
+}
+
+// composerAttachments reads the files a composer's message holds: the ids
+// of files app.js uploaded ("attachments"), and, without JavaScript, the
+// form's own files ("file"), stored here first. Too many is refused before
+// anything is stored; so is a form with files and no text.
+func (h *Handlers) composerAttachments(c *fiber.Ctx, query string) ([]int64, error) {
+	var ids []int64
+	parse := func(vs []string) error {
+		for _, v := range vs {
+			id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || id <= 0 {
+				return refuse(fiber.StatusBadRequest, fmt.Sprintf("%q is not a file's id.", v))
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	}
+	var raw []string
+	for _, v := range c.Request().PostArgs().PeekMulti("attachments") {
+		raw = append(raw, string(v))
+	}
+	if err := parse(raw); err != nil {
+		return nil, err
+	}
+	if !composerUpload(c) {
+		return ids, h.checkAttachments(ids)
+	}
+	form, err := c.MultipartForm()
+	if err != nil {
+		return nil, refuse(fiber.StatusBadRequest, "The form could not be read: "+err.Error())
+	}
+	if err := parse(form.Value["attachments"]); err != nil {
+		return nil, err
+	}
+	var uploads []*multipart.FileHeader
+	for _, fh := range form.File["file"] {
+		if fh.Filename != "" || fh.Size > 0 { // an empty file input still sends its part
+			uploads = append(uploads, fh)
+		}
+	}
+	_, perMessage, _ := h.fileLimits()
+	if err := h.checkAttachments(ids); err != nil || len(uploads) == 0 {
+		return ids, err
+	}
+	if len(ids)+len(uploads) > perMessage {
+		return nil, h.checkAttachments(make([]int64, len(ids)+len(uploads)))
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, refuse(fiber.StatusUnprocessableEntity, "Write a message to send with the file. Nothing was stored.")
+	}
+	maxFile, _, _ := h.fileLimits()
+	tooLarge := refuse(fiber.StatusRequestEntityTooLarge,
+		fmt.Sprintf("The file is too large: the limit is %d MiB a file. Nothing was stored.", maxFile>>20))
+	for _, fh := range uploads {
+		r, err := fh.Open()
+		if err != nil {
+			return nil, fmt.Errorf("open uploaded file: %w", err)
+		}
+		f, err := h.storeUpload(c, fh.Filename, r, nil, tooLarge, defaultUploadDeadline)
+		_ = r.Close()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, f.ID)
+	}
+	return ids, nil
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -362,5 +363,43 @@ func TestChatWithAttachments(t *testing.T) {
 	}
 	if n := a.countRows("blobs"); n != 1 {
 		t.Fatalf("%d blobs after the conversation went", n)
+	}
+}
+
+// TestComposerAttachments: without JavaScript the composer's form posts
+// its file with the message (multipart) and lands on the conversation,
+// which shows the file; with htmx the message carries the ids of files
+// uploaded before.
+func TestComposerAttachments(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	mustStatus(t, ann.get("/chat"), 200)
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	_ = w.WriteField("csrf_token", ann.csrf)
+	_ = w.WriteField("query", "see the file")
+	_ = w.WriteField("exchange_id", "0")
+	part, _ := w.CreateFormFile("file", "notes.txt")
+	_, _ = part.Write([]byte("alpha\nbeta\n"))
+	_ = w.Close()
+	req := httptest.NewRequest(http.MethodPost, "/chat/send", &b)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	res := ann.do(req)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("no-JS send: %d %s", res.StatusCode, bodyOf(res))
+	}
+	a.waitTurns()
+	page := bodyOf(ann.get(res.Header.Get("Location")))
+	if !strings.Contains(page, `data-testid="attachment"`) || !strings.Contains(page, "notes.txt") ||
+		!strings.Contains(page, "You attached notes.txt (text/plain, 11 bytes), 2 lines; first line: alpha") {
+		t.Fatalf("the conversation does not show the file:\n%s", page)
+	}
+	f := ann.mustUpload("dot.png", pngOf(t, 4, 4))
+	form := url.Values{"query": {"and this"}, "exchange_id": {"0"}, "attachments": {fmt.Sprint(f.ID)}}
+	res = ann.htmx("POST", "/chat/send", form)
+	mustStatus(t, res, 200)
+	a.waitTurns()
+	if html := bodyOf(res); !strings.Contains(html, fmt.Sprintf(`data-file-id="%d"`, f.ID)) || !strings.Contains(html, fmt.Sprintf("/api/files/%d/thumbnail", f.ID)) {
+		t.Fatalf("the htmx answer lacks the thumbnail:\n%s", html)
 	}
 }

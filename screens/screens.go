@@ -39,6 +39,7 @@ type Store interface {
 	Family(ctx context.Context, userID, exchangeID int64) ([]models.Exchange, error)
 	FamilyHeads(ctx context.Context, userID int64, ids []int64) (map[int64]models.FamilyHead, error)
 	MessagesAtSeqs(ctx context.Context, userID, exchangeID int64, seqs []int64) ([]models.Message, error)
+	Attachments(ctx context.Context, userID int64, messageIDs []int64) (map[int64][]models.File, error)
 }
 
 // Screens builds the view models. Safe for concurrent use.

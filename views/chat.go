@@ -86,6 +86,32 @@ type ChatMessage struct {
 	// Stopped marks a reply the person stopped: it holds what was written
 	// until then (agent_response.metadata.stopped).
 	Stopped bool
+	// Files are the files a user message holds (issue 26).
+	Files FileChips
+}
+
+// MaxFileChips is how many of a message's files its entry shows.
+const MaxFileChips = 16
+
+// FileChips are a message's files, a fixed array so that ChatMessage stays
+// a plain value (its own cache key).
+type FileChips struct {
+	N     int
+	Chips [MaxFileChips]FileChip
+}
+
+// List is the chips in use.
+func (f *FileChips) List() []FileChip { return f.Chips[:f.N] }
+
+// FileChip is one file in a message: an image shows its thumbnail, which
+// opens it full size; any other file is a chip that downloads it.
+type FileChip struct {
+	ID            int64
+	Name          string
+	Size          string // "12 KB"
+	Type          string
+	Image         bool
+	Width, Height int64
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of
