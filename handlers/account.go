@@ -39,7 +39,9 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
-	return p, nil
+	files, err := h.accountFiles(c)
+	p.Files = files
+	return p, err
 }
 
 func accountTime(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") }

@@ -17,8 +17,10 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/transfer"
 	"palaver/uploads"
+	"palaver/views"
 )
 
 // Default limits of files (issue 26), each a flag of palaver serve.
@@ -372,4 +374,20 @@ func (h *Handlers) composerAttachments(c *fiber.Ctx, query string) ([]int64, err
 		ids = append(ids, f.ID)
 	}
 	return ids, nil
+}
+
+// accountFiles is the account page's files section: limits and usage.
+func (h *Handlers) accountFiles(c *fiber.Ctx) (views.AccountFiles, error) {
+	maxFile, perMessage, quota := h.fileLimits()
+	uid := currentUser(c).ID
+	used, err := h.store.UsedBytes(c.UserContext(), uid)
+	if err != nil {
+		return views.AccountFiles{}, err
+	}
+	files, err := h.store.Files(c.UserContext(), uid)
+	if err != nil {
+		return views.AccountFiles{}, err
+	}
+	return views.AccountFiles{Count: len(files), Used: screens.HumanBytes(used), Quota: screens.HumanBytes(quota),
+		PerFile: screens.HumanBytes(maxFile), PerMessage: perMessage, UsedPercent: int(min(100, used*100/max(quota, 1)))}, nil
 }

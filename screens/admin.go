@@ -27,6 +27,7 @@ type AdminStore interface {
 	AdminListUsers(ctx context.Context, after string, limit int) ([]models.AdminUserRow, bool, error)
 	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminOrphans(ctx context.Context, now time.Time, limit int) ([]models.Orphan, int64, error)
+	CountBlobs(ctx context.Context) (models.BlobCounts, error)
 	Settings(ctx context.Context) (*models.Settings, error)
 	AdminRetentionCandidates(ctx context.Context, cutoff time.Time, limit int) ([]models.RetentionCandidate, error)
 	AdminRetentionRuns(ctx context.Context, limit int) ([]models.RetentionRunRow, error)

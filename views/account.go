@@ -16,6 +16,15 @@ type AccountScreen struct {
 	Imported      *AccountImported // what the import form just stored
 	ImportError   string           // why the import form's file was refused, in a person's words
 	ImportDetail  string           // what the reader found wrong, shown folded
+	Files         AccountFiles     // the file limits and this user's usage (issue 26)
+}
+
+// AccountFiles are the limits of files and what the user's files take.
+type AccountFiles struct {
+	Count                int
+	Used, Quota, PerFile string // "3.4 MB", "1.07 GB", "21.0 MB"
+	UsedPercent          int
+	PerMessage           int
 }
 
 // AccountImported is what an import stored, and what it skipped as there

@@ -288,6 +288,10 @@ type AdminHousekeepingScreen struct {
 	DryRun        *AdminDryRun // after a dry run
 	Runs          []AdminRunItem
 	ScheduleEvery string
+	// Files, blobs, their bytes and the blobs no file names (issue 26):
+	// there should be none.
+	Files, Blobs, Unreferenced int64
+	BlobBytes                  string
 }
 
 // AdminSize is the database's size.
