@@ -403,3 +403,73 @@ func TestComposerAttachments(t *testing.T) {
 		t.Fatalf("the htmx answer lacks the thumbnail:\n%s", html)
 	}
 }
+
+// TestFilesExportImport: the export has a file line before the exchange
+// whose message holds it; after the conversation (and with it the file)
+// is deleted, importing the export brings both back, the message holding
+// the file with the same bytes; a second import skips what is there.
+func TestFilesExportImport(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.apiClient("ann")
+	img := pngOf(t, 30, 20)
+	f := ann.mustUpload("chart.png", img)
+	var out apiChatOut
+	ann.apiJSON("POST", "/api/chat", map[string]any{"query": "the chart", "attachments": []int64{f.ID}}, 200, &out)
+	a.waitTurns()
+	res, export := ann.api("GET", "/api/export", nil)
+	mustStatus(t, res, 200)
+	lines := strings.Split(strings.TrimSpace(string(export)), "\n")
+	fileAt, exchangeAt := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, `{"type":"file",`):
+			fileAt = i
+			if !strings.Contains(l, `"uid":"`+f.UID+`"`) || !strings.Contains(l, `"sha256":"`+f.SHA256+`"`) || !strings.Contains(l, `"data":"`) {
+				t.Fatalf("file line %.300s", l)
+			}
+		case strings.HasPrefix(l, `{"type":"exchange",`):
+			exchangeAt = i
+			if !strings.Contains(l, `"attachments":["`+f.UID+`"]`) {
+				t.Fatalf("exchange line lacks the attachment: %.500s", l)
+			}
+		}
+	}
+	if fileAt < 0 || exchangeAt < fileAt {
+		t.Fatalf("file at line %d, exchange at %d", fileAt, exchangeAt)
+	}
+	ann.apiJSON("DELETE", fmt.Sprintf("/api/chat/exchange/%d", *out.ExchangeID), nil, 200, nil)
+	if a.countRows("files") != 0 {
+		t.Fatal("the file outlived its conversation")
+	}
+	ann.importOK("application/x-ndjson", export)
+	if a.countRows("files") != 1 || a.countRows("blobs") != 1 {
+		t.Fatalf("after the import: %d files, %d blobs", a.countRows("files"), a.countRows("blobs"))
+	}
+	var list struct {
+		Files []fileOut `json:"files"`
+	}
+	ann.apiJSON("GET", "/api/files", nil, 200, &list)
+	back := list.Files[0]
+	if back.UID != f.UID || back.SHA256 != f.SHA256 || *back.Width != 30 {
+		t.Fatalf("imported %+v, exported %+v", back, f)
+	}
+	got := ann.get(fmt.Sprintf("/api/files/%d", back.ID))
+	if b, _ := io.ReadAll(got.Body); !bytes.Equal(b, img) {
+		t.Fatal("the imported file's bytes differ")
+	}
+	var hist []apiHistoryOut
+	ann.apiJSON("GET", "/api/chat/history", nil, 200, &hist)
+	var msgs []struct {
+		Attachments []struct {
+			ID int64 `json:"id"`
+		} `json:"attachments"`
+	}
+	ann.apiJSON("GET", fmt.Sprintf("/api/chat/exchange/%d/messages", hist[0].ID), nil, 200, &msgs)
+	if len(msgs) == 0 || len(msgs[0].Attachments) != 1 || msgs[0].Attachments[0].ID != back.ID {
+		t.Fatalf("imported messages %+v", msgs)
+	}
+	ann.importOK("application/x-ndjson", export)
+	if a.countRows("files") != 1 {
+		t.Fatalf("a second import stored the file again: %d", a.countRows("files"))
+	}
+}

@@ -348,3 +348,94 @@ func (s *Store) CountBlobs(ctx context.Context) (BlobCounts, error) {
 	c.Unreferenced = n
 	return c, err
 }
+
+// file stores an imported file unless the account has its uid already
+// (skipped); its blob is shared with the account's copy of the same bytes.
+func (im *importer) file(nf *NewFile) error {
+	f := nf.File
+	var have int64
+	if err := im.tx.Model(&File{}).Where("uid = ?", f.UID).Count(&have).Error; err != nil {
+		return err
+	}
+	if have > 0 {
+		var mine int64
+		if err := im.tx.Model(&File{}).Where("uid = ? AND user_id = ?", f.UID, im.userID).Count(&mine).Error; err != nil {
+			return err
+		}
+		if mine == 0 {
+			return &ImportError{Reason: fmt.Sprintf("file %s belongs to another account", f.UID)}
+		}
+		im.n.SkippedFiles++
+		return nil
+	}
+	id, _, err := dbBlobs{}.put(im.tx, im.userID, f.SHA256, nf.Data, nf.Thumbnail, now())
+	if err != nil {
+		return err
+	}
+	f.ID, f.UserID, f.BlobID = 0, im.userID, id
+	if err := im.tx.Create(&f).Error; err != nil {
+		return err
+	}
+	im.fileIDs = append(im.fileIDs, f.ID)
+	im.n.Files++
+	return nil
+}
+
+// attachments makes the imported messages hold their files, named by uid:
+// files of the file (earlier lines) or of the account.
+func (im *importer) attachments(e *ExportedExchange, msgs []Message) error {
+	for _, m := range msgs {
+		uids := e.Attachments[m.UID]
+		for pos, uid := range uids {
+			var f File
+			err := im.tx.Select("id").Where("uid = ? AND user_id = ?", uid, im.userID).Take(&f).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return &ImportError{Reason: fmt.Sprintf("message %s holds file %s, which is neither in the file (before it) nor in the account", m.UID, uid)}
+			}
+			if err != nil {
+				return err
+			}
+			if err := im.tx.Create(&MessageAttachment{MessageID: m.ID, FileID: f.ID, Position: int64(pos)}).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ExportFiles calls fn with each of the user's files and its bytes, oldest
+// first, one at a time.
+func (s *Store) ExportFiles(ctx context.Context, userID int64, fn func(*FileWithData) error) error {
+	var ids []int64
+	if err := s.db.WithContext(ctx).Model(&File{}).Where("user_id = ?", userID).Order("id").Pluck("id", &ids).Error; err != nil {
+		return wrap("export files", err)
+	}
+	for _, id := range ids {
+		f, data, err := s.FileData(ctx, userID, id, false)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&FileWithData{File: *f, Data: data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ExportAttachments gives the uids of the files each of the user's
+// messages holds, by the message's uid.
+func (s *Store) ExportAttachments(ctx context.Context, userID int64) (map[string][]string, error) {
+	var rows []struct{ MessageUID, FileUID string }
+	err := s.db.WithContext(ctx).Table("message_attachments AS a").
+		Select("m.uid AS message_uid, f.uid AS file_uid").
+		Joins("JOIN files f ON f.id = a.file_id").Joins("JOIN messages m ON m.id = a.message_id").
+		Where("f.user_id = ?", userID).Order("a.message_id, a.position").Scan(&rows).Error
+	out := map[string][]string{}
+	for _, r := range rows {
+		out[r.MessageUID] = append(out[r.MessageUID], r.FileUID)
+	}
+	return out, wrap("export attachments", err)
+}
