@@ -1,10 +1,13 @@
 package models
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -117,4 +120,45 @@ func TestFileQuota(t *testing.T) {
 			t.Fatalf("%d blobs", n)
 		}
 	})
+}
+
+// TestDeletedFileLeavesTheFile: with secure_delete on, the bytes of a file
+// (and of its blob) whose conversation was deleted are not readable in the
+// database file or its WAL once checkpointed, as for deleted text
+// (TestDeletedContentLeavesTheFile).
+func TestDeletedFileLeavesTheFile(t *testing.T) {
+	const secret = "quetzalfilepassphrase"
+	s := newSQLite(t, Options{})
+	ctx := context.Background()
+	var dbs []struct {
+		Seq  int64
+		Name string
+		File string
+	}
+	s.db.Raw("PRAGMA database_list").Scan(&dbs)
+	path := dbs[0].File
+	contains := func() bool {
+		for _, f := range []string{path, path + "-wal"} {
+			b, err := os.ReadFile(f)
+			if err == nil && bytes.Contains(b, []byte(secret)) {
+				return true
+			}
+		}
+		return false
+	}
+	u := mustUser(t, s, "ann")
+	f := mustFile(t, s, u.ID, "secret.txt", []byte(strings.Repeat("the secret is "+secret+"\n", 50)))
+	ex, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "see", Attachments: []int64{f.ID}}, "seen")
+	if !contains() {
+		t.Fatal("the file's bytes are not in the database files: the test proves nothing")
+	}
+	if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)").Error; err != nil {
+		t.Fatal(err)
+	}
+	if contains() {
+		t.Fatal("the deleted file's bytes are still readable in the database files")
+	}
 }
