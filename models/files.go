@@ -130,7 +130,9 @@ func (dbBlobs) read(tx *gorm.DB, owner, id int64, thumbnail bool) ([]byte, error
 // *ErrOverQuota when the user's blobs would pass quota bytes (0: no quota).
 func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File, error) {
 	f := nf.File
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	// transactLarge: on SQLite the checkpoint of the blob's pages is left
+	// to the background, not paid by this commit (checkpoint.go).
+	err := s.transactLarge(ctx, func(tx *gorm.DB) error {
 		if s.dialect == "postgres" {
 			// One upload of a user at a time counts against the quota.
 			if err := tx.Exec("SELECT id FROM users WHERE id = ? FOR UPDATE", f.UserID).Error; err != nil {

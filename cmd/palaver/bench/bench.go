@@ -65,6 +65,7 @@ var figures = []struct {
 	{"append", appendFigures, false},
 	{"fork", forkFigures, false},
 	{"open", openFigures, false},
+	{"files", filesFigures, false},
 	{"throughput", throughputFigures, false},
 	{"history", historyFigures, false},
 	{"search", searchFigures, true},
