@@ -108,6 +108,7 @@ func TestBrowser(t *testing.T) {
 		{"PhoneTargets", browserPhoneTargets},
 		{"Keyboard", browserKeyboard},
 		{"Confirmations", browserConfirmations},
+		{"Attachments", browserAttachments},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
