@@ -28,6 +28,7 @@ type AdminStore interface {
 	AdminUser(ctx context.Context, id int64) (*models.AdminUserRow, error)
 	AdminOrphans(ctx context.Context, now time.Time, limit int) ([]models.Orphan, int64, error)
 	CountBlobs(ctx context.Context) (models.BlobCounts, error)
+	StorageByUser(ctx context.Context) (map[int64]int64, error)
 	Settings(ctx context.Context) (*models.Settings, error)
 	AdminRetentionCandidates(ctx context.Context, cutoff time.Time, limit int) ([]models.RetentionCandidate, error)
 	AdminRetentionRuns(ctx context.Context, limit int) ([]models.RetentionRunRow, error)

@@ -270,6 +270,7 @@ type AdminUserItem struct {
 	Exchanges   int64
 	Messages    int64
 	APIKeys     int64
+	Storage     string // what the account's files take (issue 26)
 	LastActive  string
 	ListURL     string // its exchanges in the admin list
 	CSRF        string
