@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -161,4 +162,44 @@ func TestDeletedFileLeavesTheFile(t *testing.T) {
 	if contains() {
 		t.Fatal("the deleted file's bytes are still readable in the database files")
 	}
+}
+
+// TestFilesGoWithRetentionAndImportUndo: retention's deletion of an old
+// conversation takes its files and blobs; an import refused part-way
+// takes back the files it had stored.
+func TestFilesGoWithRetentionAndImportUndo(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		f := mustFile(t, s, u.ID, "old.txt", []byte("an old file"))
+		ex, _, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "old", Attachments: []int64{f.ID}}, "ok")
+		setUpdatedAt(t, s, ex.ID, time.Now().Add(-400*24*time.Hour))
+		if _, err := s.AdminSetRetention(ctx, true, 30); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RunRetention(ctx, RetentionRequest{Source: RetentionScheduled, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "files", "1 = 1") + count(t, s, "blobs", "1 = 1"); n != 0 {
+			t.Fatalf("%d files and blobs left after retention took their conversation", n)
+		}
+
+		sum := sha256.Sum256([]byte("imported bytes"))
+		items := []*ImportItem{{File: &NewFile{File: File{UID: newUID(), Name: "i.txt", ContentType: "text/plain", Kind: FileText,
+			Size: 14, SHA256: hex.EncodeToString(sum[:]), CreatedAt: time.Now()}, Data: []byte("imported bytes")}, Where: "line 2"}}
+		n := 0
+		_, err := s.Import(ctx, u.ID, func() (*ImportItem, error) {
+			if n < len(items) {
+				n++
+				return items[n-1], nil
+			}
+			return nil, fmt.Errorf("line 3: %w", ErrImport)
+		})
+		if !errors.Is(err, ErrImport) {
+			t.Fatalf("the import: %v", err)
+		}
+		if n := count(t, s, "files", "1 = 1") + count(t, s, "blobs", "1 = 1"); n != 0 {
+			t.Fatalf("%d files and blobs left after the import was undone", n)
+		}
+	})
 }
