@@ -203,3 +203,29 @@ func TestFilesGoWithRetentionAndImportUndo(t *testing.T) {
 		}
 	})
 }
+
+// TestFilesGoWithTheAccount: deleting an account takes its files and
+// blobs, attached or not; a turn reading the files of a message whose
+// conversation went finds none, without an error.
+func TestFilesGoWithTheAccount(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustUser(t, s, "admin")
+		u := mustUser(t, s, "ann")
+		a := mustFile(t, s, u.ID, "a.txt", []byte("attached"))
+		mustFile(t, s, u.ID, "b.txt", []byte("not attached"))
+		ex, msg, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "q", Attachments: []int64{a.ID}}, "ok")
+		if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+			t.Fatal(err)
+		}
+		if files, err := s.MessageFiles(ctx, u.ID, msg.ID); err != nil || len(files) != 0 {
+			t.Fatalf("the files of a deleted message: %v, %v", files, err)
+		}
+		if _, err := s.DeleteOwnAccount(ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, "files", "1 = 1") + count(t, s, "blobs", "1 = 1"); n != 0 {
+			t.Fatalf("%d files and blobs left after the account went", n)
+		}
+	})
+}
