@@ -29,21 +29,18 @@ func (s *Screens) WithFiles(ctx context.Context, v Viewer, entries []views.ChatM
 	return nil
 }
 
-// FileChips maps a message's files to its chips.
-func FileChips(files []models.File) views.FileChips {
-	var out views.FileChips
+// FileChips maps a message's files to its chips, encoded as
+// ChatMessage.Files holds them.
+func FileChips(files []models.File) string {
+	out := make([]views.FileChip, 0, len(files))
 	for _, f := range files {
-		if out.N == views.MaxFileChips {
-			break
-		}
 		c := views.FileChip{ID: f.ID, Name: f.Name, Size: HumanBytes(f.Size), Type: f.ContentType, Image: f.Kind == models.FileImage}
 		if f.Width != nil && f.Height != nil {
 			c.Width, c.Height = *f.Width, *f.Height
 		}
-		out.Chips[out.N] = c
-		out.N++
+		out = append(out, c)
 	}
-	return out
+	return views.EncodeFiles(out)
 }
 
 // HumanBytes is a size as a person reads it: "512 B", "12 KB", "3.4 MB".

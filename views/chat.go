@@ -1,5 +1,7 @@
 package views
 
+import "encoding/json"
+
 // ChatScreen is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
 type ChatScreen struct {
@@ -86,32 +88,38 @@ type ChatMessage struct {
 	// Stopped marks a reply the person stopped: it holds what was written
 	// until then (agent_response.metadata.stopped).
 	Stopped bool
-	// Files are the files a user message holds (issue 26).
-	Files FileChips
+	// Files are the files a user message holds (issue 26), as JSON
+	// (EncodeFiles): a string keeps ChatMessage a plain value.
+	Files string
 }
-
-// MaxFileChips is how many of a message's files its entry shows.
-const MaxFileChips = 16
-
-// FileChips are a message's files, a fixed array so that ChatMessage stays
-// a plain value (its own cache key).
-type FileChips struct {
-	N     int
-	Chips [MaxFileChips]FileChip
-}
-
-// List is the chips in use.
-func (f *FileChips) List() []FileChip { return f.Chips[:f.N] }
 
 // FileChip is one file in a message: an image shows its thumbnail, which
 // opens it full size; any other file is a chip that downloads it.
 type FileChip struct {
-	ID            int64
-	Name          string
-	Size          string // "12 KB"
-	Type          string
-	Image         bool
-	Width, Height int64
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Size          string `json:"size"` // "12 KB"
+	Type          string `json:"type"`
+	Image         bool   `json:"image,omitempty"`
+	Width, Height int64  `json:",omitempty"`
+}
+
+// EncodeFiles is a message's chips as ChatMessage.Files holds them.
+func EncodeFiles(chips []FileChip) string {
+	if len(chips) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(chips) // plain fields: never fails
+	return string(b)
+}
+
+// FileList is the message's chips (none when Files does not hold them).
+func (m ChatMessage) FileList() []FileChip {
+	var out []FileChip
+	if m.Files != "" && json.Unmarshal([]byte(m.Files), &out) != nil {
+		return nil
+	}
+	return out
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of

@@ -110,8 +110,8 @@ func Message(m ChatMessage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if m.Files.N > 0 {
-				templ_7745c5c3_Err = messageFiles(m.Files).Render(ctx, templ_7745c5c3_Buffer)
+			if files := m.FileList(); len(files) > 0 {
+				templ_7745c5c3_Err = messageFiles(files).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1296,7 +1296,7 @@ func stoppedMark() templ.Component {
 
 // messageFiles shows a message's files: an image's thumbnail opens it full
 // size; any other file is a chip that downloads it.
-func messageFiles(f FileChips) templ.Component {
+func messageFiles(files []FileChip) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1317,7 +1317,7 @@ func messageFiles(f FileChips) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, c := range f.List() {
+		for _, c := range files {
 			if c.Image {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 117, "<a href=\"")
 				if templ_7745c5c3_Err != nil {
