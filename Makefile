@@ -17,6 +17,7 @@ FUZZ_API      ?= 8000x
 FUZZ_SEARCH   ?= 20000x
 FUZZ_TRANSFER ?= 20000x
 FUZZ_TOOLARGS ?= 10000x
+FUZZ_UPLOAD   ?= 15000x
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
@@ -100,6 +101,7 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPalaverReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzChatGPTReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzValidateArgs$$' -fuzztime $(FUZZ_TOOLARGS) ./agents
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZ_UPLOAD) ./uploads
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains
 	$(GO) tool templ generate

@@ -57,6 +57,9 @@ type Request struct {
 	TurnLog []models.Message
 	// Tools is the registry (what a model may be offered).
 	Tools *Registry
+	// Attachments are the files the user message holds, with their bytes
+	// (issue 26): each provider says what of them the model is shown.
+	Attachments []models.FileWithData
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

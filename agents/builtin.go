@@ -136,6 +136,9 @@ func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)
 	default:
 		return nil, fmt.Errorf("builtin provider has no %q agent", req.AgentType)
 	}
+	if said := attachedLines(req.Attachments); said != "" {
+		content = said + "\n\n" + content
+	}
 	if err := b.stream(ctx, content, onDelta); err != nil {
 		return nil, err
 	}

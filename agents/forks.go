@@ -171,5 +171,6 @@ func (s *Service) forkAgent(ctx context.Context, parent *models.Exchange, agentT
 func (s *Service) forkStale(ctx context.Context, start models.TurnStart, in turnInput, release func()) (*Turn, error) {
 	return s.startFork(ctx, models.ForkStart{
 		UserID: start.UserID, ExchangeID: start.ExchangeID, Seq: *start.AfterSeq + 1, Query: start.Query, AgentType: start.AgentType,
+		Attachments: start.Attachments,
 	}, in, release)
 }

@@ -35,6 +35,9 @@ type OpenAI struct {
 	Backoff time.Duration
 	// IdleTimeout bounds the wait for the next streamed chunk; 0 means 60s.
 	IdleTimeout time.Duration
+	// FileTextChars caps what the model is shown of each attached text
+	// file, in characters; 0 means DefaultFileTextChars.
+	FileTextChars int
 }
 
 // Name identifies the provider in errors.
@@ -48,6 +51,22 @@ type chatMessage struct {
 	Content    string         `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// Images, when there are some, make the content a list of parts: the
+	// text, then each image (OpenAI's vision format).
+	Images []contentPart `json:"-"`
+}
+
+// MarshalJSON writes content as a string, or as parts when there are images.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if len(m.Images) == 0 {
+		return json.Marshal(plain(m))
+	}
+	parts := append([]contentPart{{Type: "text", Text: m.Content}}, m.Images...)
+	return json.Marshal(struct {
+		plain
+		Content []contentPart `json:"content"`
+	}{plain(m), parts})
 }
 
 // wireToolCall is a tool call as a request repeats it to the model.
@@ -197,7 +216,8 @@ func (o *OpenAI) messages(req Request) []chatMessage {
 	if strings.TrimSpace(req.Context) != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: "Context from the client:\n" + req.Context})
 	}
-	return append(msgs, chatMessage{Role: "user", Content: req.Query})
+	text, images := filesForModel(req.Attachments, o.FileTextChars)
+	return append(msgs, chatMessage{Role: "user", Content: req.Query + text, Images: images})
 }
 
 // failure says in plain words what went wrong with the endpoint, for the

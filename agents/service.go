@@ -161,6 +161,9 @@ type SendRequest struct {
 	// land after someone else's newer ones: it forks at AfterSeq+1 and the
 	// turn runs in the fork (TurnResult.Forked). Not for job chats.
 	AfterSeq *int64
+	// Attachments are the user's files the message holds (issue 26),
+	// committed with it; a file that is not the user's: not found.
+	Attachments []int64
 }
 
 // TurnResult is the outcome of a turn.
@@ -225,7 +228,7 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	}
 	start := models.TurnStart{
 		UserID: req.UserID, ExchangeID: req.ExchangeID, Scope: models.ScopeGeneral,
-		AgentType: agentType, Query: req.Query, Owner: s.owner,
+		AgentType: agentType, Query: req.Query, Owner: s.owner, Attachments: req.Attachments,
 	}
 	var page *models.Page
 	if req.PageID != nil {

@@ -284,6 +284,10 @@ func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Reque
 	}
 	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history,
 		Turn: ex.TurnCount, Answer: in.answer}
+	// A file deleted meanwhile (its conversation went) is simply not there.
+	if req.Attachments, err = s.store.MessageFiles(ctx, ex.UserID, t.Query.ID); err != nil {
+		return Request{}, nil, err
+	}
 	if ex.PageID == nil {
 		return req, nil, nil
 	}

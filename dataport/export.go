@@ -26,6 +26,7 @@ import (
 // Counts says how much an export wrote.
 type Counts struct {
 	Pages, Exchanges, Messages int
+	Files                      int
 }
 
 // Export writes everything the user owns to w as a Palaver export (NDJSON):
@@ -56,6 +57,27 @@ func Export(ctx context.Context, store *models.Store, userID int64, w io.Writer,
 	if err != nil {
 		return n, err
 	}
+	// Files (issue 26) come before every exchange, so before the first
+	// that holds each; the messages name them by uid.
+	err = store.ExportFiles(ctx, userID, func(f *models.FileWithData) error {
+		uid, err := parseUID("file", f.ID, f.UID)
+		if err != nil {
+			return err
+		}
+		if err := out.WriteFile(&transfer.File{UID: uid, Name: f.Name, ContentType: f.ContentType, Size: f.Size,
+			SHA256: f.SHA256, CreatedAt: f.CreatedAt.UTC(), Data: f.Data}); err != nil {
+			return err
+		}
+		n.Files++
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	attached, err := store.ExportAttachments(ctx, userID)
+	if err != nil {
+		return n, err
+	}
 	// The database is read in one goroutine and the lines encoded and
 	// written in this one, a few exchanges apart: each takes about half of
 	// the time, and a second core does one while the other does the other.
@@ -75,6 +97,7 @@ func Export(ctx context.Context, store *models.Store, userID int64, w io.Writer,
 		})
 	}()
 	for e := range read {
+		e.Attachments = attached
 		te, err := Exchange(&e)
 		if err == nil {
 			err = out.WriteExchange(te)
@@ -171,6 +194,13 @@ func Exchange(e *models.ExportedExchange) (*transfer.Exchange, error) {
 			if tm.Tool, err = json.Marshal(m.Tool); err != nil {
 				return nil, err
 			}
+		}
+		for _, fu := range e.Attachments[m.UID] {
+			u, err := parseUID("file", 0, fu)
+			if err != nil {
+				return nil, err
+			}
+			tm.Attachments = append(tm.Attachments, u)
 		}
 		out.Messages[i] = tm
 	}

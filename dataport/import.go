@@ -12,6 +12,7 @@ import (
 	"palaver/agents"
 	"palaver/models"
 	"palaver/transfer"
+	"palaver/uploads"
 )
 
 // RefusedError is a file an import refuses, for its content: Reason says
@@ -219,6 +220,10 @@ func importItem(it transfer.Item) (*models.ImportItem, error) {
 		if item.Exchange, err = importExchange(it.Exchange); err != nil {
 			return nil, fileError("%s: %v", it.Where, err)
 		}
+	case it.File != nil:
+		if item.File, err = importFile(it.File); err != nil {
+			return nil, fileError("%s: %v", it.Where, err)
+		}
 	default:
 		return nil, fileError("%s: neither a page nor an exchange", it.Where)
 	}
@@ -271,8 +276,30 @@ func importExchange(e *transfer.Exchange) (*models.ExportedExchange, error) {
 			}
 		}
 		out.Messages = append(out.Messages, msg)
+		for _, fu := range m.Attachments {
+			if out.Attachments == nil {
+				out.Attachments = map[string][]string{}
+			}
+			out.Attachments[msg.UID] = append(out.Attachments[msg.UID], fu.String())
+		}
 	}
 	return out, nil
+}
+
+// importFile checks a file line's bytes as an upload is checked: the type
+// is sniffed again (never taken from the line), an image decoded within
+// bounds and given its thumbnail.
+func importFile(f *transfer.File) (*models.NewFile, error) {
+	info, err := uploads.Inspect(f.Name, f.Data)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %v", f.UID, err)
+	}
+	nf := &models.NewFile{File: models.File{UID: f.UID.String(), Name: info.Name, ContentType: info.ContentType,
+		Kind: info.Kind, Size: f.Size, SHA256: info.SHA256, CreatedAt: f.CreatedAt.UTC()}, Data: f.Data, Thumbnail: info.Thumbnail}
+	if info.Kind == models.FileImage {
+		nf.File.Width, nf.File.Height = &info.Width, &info.Height
+	}
+	return nf, nil
 }
 
 // clipped is a decoding error in at most a few hundred bytes: the

@@ -44,6 +44,11 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
+	files, err := h.accountFiles(c)
+	if err != nil {
+		return p, err
+	}
+	p.Files = files
 	tools, err := h.toolPermissions(c)
 	if err != nil {
 		return p, err

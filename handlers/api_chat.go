@@ -27,6 +27,9 @@ type apiChatPayload struct {
 	// AfterSeq is the last seq the client has seen: when the log holds
 	// newer entries, the message forks there instead of landing after them.
 	AfterSeq *int64 `json:"after_seq"`
+	// Attachments are ids of the caller's files (POST /api/files) the
+	// message holds, at most the per-message limit.
+	Attachments []int64 `json:"attachments"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -51,6 +54,9 @@ type apiChatResponse struct {
 func (h *Handlers) apiChat(c *fiber.Ctx) error {
 	start := time.Now()
 	req, err := apiChatRequest(c)
+	if err == nil {
+		err = h.checkAttachments(req.Attachments)
+	}
 	if err != nil {
 		return apiChatRefused(c, start, err)
 	}
@@ -108,6 +114,7 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		req.ExchangeID = *p.ExchangeID
 	}
 	req.AfterSeq = p.AfterSeq
+	req.Attachments = p.Attachments
 	if p.PageID != nil {
 		if *p.PageID <= 0 { // names no page
 			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)

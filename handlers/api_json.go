@@ -112,6 +112,39 @@ type apiMessage struct {
 	AgentResponse   *models.AgentResponse `json:"agent_response,omitempty"`
 	Feedback        **int64               `json:"feedback,omitempty"` // nil: absent; &nil: null
 	FeedbackComment *string               `json:"feedback_comment,omitempty"`
+	// Attachments are the files a user message holds (absent when none).
+	Attachments []apiAttachment `json:"attachments,omitempty"`
+}
+
+// apiAttachment is a file as a message carries it (API.md, "Attachments").
+type apiAttachment struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	Width       *int64 `json:"width,omitempty"`
+	Height      *int64 `json:"height,omitempty"`
+}
+
+// withAttachments fills the items' attachments from the store.
+func (h *Handlers) withAttachments(c *fiber.Ctx, items []apiMessage) error {
+	ids := make([]int64, 0, len(items))
+	for _, it := range items {
+		if it.Role == models.RoleUser {
+			ids = append(ids, it.ID)
+		}
+	}
+	byMsg, err := h.store.Attachments(c.UserContext(), currentUser(c).ID, ids)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		for _, f := range byMsg[items[i].ID] {
+			items[i].Attachments = append(items[i].Attachments, apiAttachment{ID: f.ID, Name: f.Name,
+				ContentType: f.ContentType, Size: f.Size, Width: f.Width, Height: f.Height})
+		}
+	}
+	return nil
 }
 
 // newAPIMessage shapes m for the API; the item points into m.

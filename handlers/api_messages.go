@@ -59,5 +59,8 @@ func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 			items[i].AgentResponse = toolMetadata(m, states[m.Tool.CallID])
 		}
 	}
+	if err := h.withAttachments(c, items); err != nil {
+		return err
+	}
 	return c.JSON(items)
 }

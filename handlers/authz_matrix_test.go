@@ -22,6 +22,7 @@ import (
 	"palaver/handlers"
 	"palaver/internal/dbtest"
 	"palaver/models"
+	"palaver/uploads"
 )
 
 // The authorisation matrix: every route the app registers, taken from
@@ -133,6 +134,7 @@ var mxJSON = map[string]string{
 // fields go first, then the file (an empty export).
 var mxFiles = map[string]string{
 	"POST /account/import": `{"format": "palaver-export", "version": 1}`,
+	"POST /api/files":      "a note to attach\n",
 }
 
 // mxQuery are the query strings routes need to get past validation.
@@ -198,6 +200,8 @@ func mxKind(pattern, param string) (string, bool) {
 			return "identity", true
 		case "shares":
 			return "share", true
+		case "files":
+			return "file", true
 		}
 	}
 	return "", false
@@ -437,6 +441,19 @@ func (m *mx) rows(api *client) mxRows {
 	}
 	r["identity"] = ids[0].ID
 	r["share"] = m.share(uid, r["exchange"])
+	// An image, so that its thumbnail is there for the owner.
+	img := pngOf(m.t, 4+int(m.n%50), 4)
+	info, err := uploads.Inspect("m.png", img)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	file, err := m.a.store.CreateFile(ctx, models.NewFile{File: models.File{UserID: uid, Name: info.Name, ContentType: info.ContentType,
+		Kind: info.Kind, Size: int64(len(img)), SHA256: info.SHA256, Width: &info.Width, Height: &info.Height},
+		Data: img, Thumbnail: info.Thumbnail}, 0)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["file"] = file.ID
 	r["job"] = int64(500_000 + m.n)
 	m.a.adminExchange(uid, adminEx{scope: models.ScopeJob, job: strconv.FormatInt(r["job"], 10), queries: []string{"a job question"}})
 	return r

@@ -28,8 +28,13 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	files, err := h.composerAttachments(c, query)
+	if err != nil {
+		return err
+	}
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query, AfterSeq: afterSeq,
+		Attachments: files,
 	})
 	if err != nil {
 		return formRefusal(err, func(status int, reason string) error {

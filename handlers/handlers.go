@@ -69,6 +69,13 @@ type Config struct {
 	DBDeadline time.Duration
 	// Now is the clock of share links' expiry (tests); nil: the time.
 	Now func() time.Time
+	// MaxFileBytes, MaxFilesPerMessage and UserQuotaBytes bound files
+	// (issue 26); 0 means 20 MiB, 10 and 1 GiB. UploadDeadline bounds the
+	// time a file's upload may take; 0 means 2 minutes.
+	MaxFileBytes       int64
+	MaxFilesPerMessage int
+	UserQuotaBytes     int64
+	UploadDeadline     time.Duration
 }
 
 // Deps are everything the handlers use. Nothing is global.
@@ -113,7 +120,8 @@ type Handlers struct {
 	csrfKey   []byte
 	csp       string // the Content-Security-Policy (headers.go)
 	observer  Observer
-	exports   *exportGate // the full exports running (export_gate.go)
+	exports   *exportGate   // the full exports running (export_gate.go)
+	storing   chan struct{} // the uploads held in memory to be checked and stored (api_files.go)
 
 	// liveFrames holds whole live messages many tabs receive alike,
 	// framed once (live_frames.go).
@@ -168,6 +176,7 @@ func New(d Deps) *fiber.App {
 		liveFrames: views.NewMemo[liveFrameKey, *fws.PreparedMessage](liveFramesKept), log: d.Logger, cfg: d.Config,
 		throttle: d.Throttle, csrfKey: d.CSRFKey, observer: d.Observer, csp: policyWithForms(formActionOrigins(d.Config.OIDC)),
 		exports: newExportGate(d.Config.ExportsPerUser, d.Config.ExportsAtOnce),
+		storing: make(chan struct{}, fileStoringAtOnce),
 	}
 	proxies := make([]string, len(d.Config.TrustedProxies))
 	for i, p := range d.Config.TrustedProxies {

@@ -53,7 +53,7 @@ var errBodyTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge,
 // limitBody holds a request's body to bodyLimit and reads it, except an
 // import's, whose handler reads it as a stream (importUpload).
 func (h *Handlers) limitBody(c *fiber.Ctx) error {
-	if importRoute(c) {
+	if importRoute(c) || fileRoute(c) {
 		err := c.Next()
 		if c.Locals(localBodyRead) == nil {
 			lingerOnClose(c) // refused, or answered, before its end: the client may still be sending
@@ -66,18 +66,22 @@ func (h *Handlers) limitBody(c *fiber.Ctx) error {
 	if stream == nil || n == 0 {
 		return c.Next()
 	}
-	if n > bodyLimit {
+	limit := bodyLimit
+	if composerUpload(c) {
+		limit = int(h.composerBodyLimit())
+	}
+	if n > limit {
 		return errBodyTooLarge
 	}
 	var body bytes.Buffer
 	if n > 0 {
 		body.Grow(n + bytes.MinRead) // room for the read that finds the end, too: no copy
 	}
-	if _, err := body.ReadFrom(io.LimitReader(stream, bodyLimit+1)); err != nil {
+	if _, err := body.ReadFrom(io.LimitReader(stream, int64(limit)+1)); err != nil {
 		c.Response().SetConnectionClose() // the rest of the body is unread
 		return fiber.NewError(fiber.StatusBadRequest, "The request body could not be read to its end.")
 	}
-	if body.Len() > bodyLimit {
+	if body.Len() > limit {
 		return errBodyTooLarge
 	}
 	req.SetBodyRaw(body.Bytes()) // also ends the stream

@@ -26,8 +26,13 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 		return err
 	}
 	query := c.FormValue("query")
+	files, err := h.composerAttachments(c, query)
+	if err != nil {
+		return err
+	}
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
+		Attachments: files,
 	})
 	if err != nil {
 		return formRefusal(err, func(status int, reason string) error { return h.pageChatRefused(c, status, p, query, reason) })

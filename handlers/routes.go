@@ -65,6 +65,12 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/keys", h.apiKeys)
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
+	// Files (issue 26): an upload streams, up to the file limit (api_files.go).
+	api.Get("/files", h.apiFiles)
+	api.Post("/files", h.apiFileUpload)
+	api.Get("/files/:id", h.apiFile)
+	api.Get("/files/:id/thumbnail", h.apiFileThumbnail)
+	api.Delete("/files/:id", h.apiFileDelete)
 	api.Use(h.apiNotFound)
 
 	// The account page's import form streams its file (up to 256 MiB): it

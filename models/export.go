@@ -38,6 +38,9 @@ type ExportedExchange struct {
 	// for none), and Messages leaves them unparsed: an export writes them
 	// as they are instead of parsing and encoding them again.
 	StoredJSON []StoredJSON `gorm:"-"`
+	// Attachments are the uids of the files each message holds, by the
+	// message's uid (issue 26).
+	Attachments map[string][]string `gorm:"-"`
 }
 
 // StoredJSON is a message's agent_response and tool as stored.

@@ -41,6 +41,8 @@ type ForkStart struct {
 	Query     string
 	AgentType string // the turn's agent; "" keeps the parent's
 	Owner     string // who holds the turn's lease
+	// Attachments are the user's files the new message holds (issue 26).
+	Attachments []int64
 }
 
 // Fork makes a fork of the user's exchange at seq, without a turn: a new
@@ -81,6 +83,9 @@ func (s *Store) StartFork(ctx context.Context, f ForkStart) (*Exchange, *Message
 		}
 		if f.Query != "" {
 			if msg, err = appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: f.Query, CreatedAt: at}); err != nil {
+				return err
+			}
+			if err := attachFiles(tx, f.UserID, msg.ID, f.Attachments); err != nil {
 				return err
 			}
 			ex.TurnCount++

@@ -17,6 +17,7 @@ import (
 type ImportItem struct {
 	Page     *ExportedPage
 	Exchange *ExportedExchange
+	File     *NewFile // a file (issue 26): its record, bytes and thumbnail
 	Where    string
 }
 
@@ -28,6 +29,7 @@ type ImportCounts struct {
 	// Conversations and SkippedConversations count the exchanges that
 	// are no fork (a family's root), as a person counts conversations.
 	Conversations, SkippedConversations int
+	Files, SkippedFiles                 int
 }
 
 // ErrImport marks an item the store cannot take (a page_uid that names no
@@ -132,6 +134,8 @@ func (s *Store) importItems(ctx context.Context, im *importer, next func() (*Imp
 					err = im.page(it.Page)
 				case it.Exchange != nil:
 					err = im.exchange(it.Exchange)
+				case it.File != nil:
+					err = im.file(it.File)
 				}
 				if err != nil {
 					var refused *ImportError
@@ -164,6 +168,9 @@ func (it *ImportItem) size() int {
 			n += len(r.Content)
 		}
 	}
+	if f := it.File; f != nil {
+		n += len(f.Data)
+	}
 	if e := it.Exchange; e != nil {
 		n += len(e.Title)
 		for _, m := range e.Messages {
@@ -182,7 +189,7 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 	for _, rows := range []struct {
 		ids   []int64
 		model any
-	}{{im.exchangeIDs, &Exchange{}}, {im.pageIDs, &Page{}}} {
+	}{{im.exchangeIDs, &Exchange{}}, {im.fileIDs, &File{}}, {im.pageIDs, &Page{}}} {
 		_, exchanges := rows.model.(*Exchange)
 		for start := 0; start < len(rows.ids); start += deletionChunk {
 			chunk := rows.ids[start:min(start+deletionChunk, len(rows.ids))]
@@ -233,6 +240,7 @@ type importer struct {
 	// What this import stored, and the batch being stored (ids and counts
 	// a rolled-back batch takes back: forget).
 	exchangeIDs, pageIDs []int64
+	fileIDs              []int64
 	marked               importMark
 	// What points at rows by uid, to resolve once every row is in.
 	proposals []pendingProposal // revision id → its proposal's uid
@@ -241,17 +249,17 @@ type importer struct {
 
 // importMark is where an importer stood before a batch.
 type importMark struct {
-	exchanges, pages, proposals, forks int
-	n                                  ImportCounts
+	exchanges, pages, proposals, forks, files int
+	n                                         ImportCounts
 }
 
 func (im *importer) mark() {
-	im.marked = importMark{len(im.exchangeIDs), len(im.pageIDs), len(im.proposals), len(im.forks), *im.n}
+	im.marked = importMark{len(im.exchangeIDs), len(im.pageIDs), len(im.proposals), len(im.forks), len(im.fileIDs), *im.n}
 }
 
 func (im *importer) rewind() {
 	m := im.marked
-	im.exchangeIDs, im.pageIDs = im.exchangeIDs[:m.exchanges], im.pageIDs[:m.pages]
+	im.exchangeIDs, im.pageIDs, im.fileIDs = im.exchangeIDs[:m.exchanges], im.pageIDs[:m.pages], im.fileIDs[:m.files]
 	im.proposals, im.forks, *im.n = im.proposals[:m.proposals], im.forks[:m.forks], m.n
 }
 
@@ -353,6 +361,9 @@ func (im *importer) exchange(e *ExportedExchange) error {
 		if err := im.tx.CreateInBatches(msgs, 500).Error; err != nil {
 			return err
 		}
+	}
+	if err := im.attachments(e, msgs); err != nil {
+		return err
 	}
 	if e.ParentUID != nil && *e.ParentUID != "" && e.ForkedAtSeq != nil {
 		// Linked now when its parent is in (earlier in the file, as

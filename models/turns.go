@@ -25,6 +25,9 @@ type TurnStart struct {
 	// the log holds entries after it, StartTurn gives ErrLogMoved and
 	// writes nothing (the caller forks instead: StartFork at AfterSeq+1).
 	AfterSeq *int64
+	// Attachments are the user's files the message holds, committed with
+	// it (issue 26); a file that is not the user's: ErrNotFound.
+	Attachments []int64
 }
 
 // StartTurn appends the user message and takes the exchange's turn lease, in
@@ -102,7 +105,10 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 		}
 		var err error
 		msg, err = appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: t.Query, CreatedAt: at})
-		return err
+		if err != nil {
+			return err
+		}
+		return attachFiles(tx, t.UserID, msg.ID, t.Attachments)
 	})
 	if err != nil {
 		return nil, nil, wrap("start turn", err)

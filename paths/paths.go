@@ -44,6 +44,7 @@ const (
 	Import            = "/api/import"        // import a Palaver or ChatGPT export
 	AccountOIDCLink   = "/account/oidc/link" // link an identity at the form's provider (single sign-on)
 	AccountTools      = "/account/tools"     // the tool permissions (the account page's form)
+	Files             = "/api/files"         // one's files: upload (POST), list (GET)
 )
 
 // OIDCStart signs in through the provider called name: /auth/oidc/{name}.
@@ -58,6 +59,12 @@ func OIDCCallback(name string) string { return OIDCStart(name) + "/callback" }
 func AccountIdentityUnlink(identityID int64) string {
 	return "/account/identities/" + id(identityID) + "/unlink"
 }
+
+// File is one of one's files, its bytes: /api/files/{id}.
+func File(fileID int64) string { return Files + "/" + id(fileID) }
+
+// FileThumbnail is an image file's thumbnail: /api/files/{id}/thumbnail.
+func FileThumbnail(fileID int64) string { return File(fileID) + "/thumbnail" }
 
 // AccountKeyRevoke revokes one of one's API keys: /account/keys/{id}/revoke.
 func AccountKeyRevoke(keyID int64) string { return AccountKeys + "/" + id(keyID) + "/revoke" }

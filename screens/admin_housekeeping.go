@@ -37,6 +37,11 @@ func (s *Screens) AdminHousekeeping(ctx context.Context, ch views.AdminChrome) (
 		return p, err
 	}
 	p.Size = adminSize(size, p.Dialect)
+	blobs, err := s.store.CountBlobs(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.Files, p.Blobs, p.Unreferenced, p.BlobBytes = blobs.Files, blobs.Blobs, blobs.Unreferenced, HumanBytes(blobs.Bytes)
 	orphans, total, err := s.store.AdminOrphans(ctx, time.Now(), adminOrphansShown)
 	if err != nil {
 		return p, err

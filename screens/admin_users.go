@@ -22,9 +22,15 @@ func (s *Screens) AdminUsers(ctx context.Context, v Viewer, ch views.AdminChrome
 	if err != nil {
 		return views.AdminUsersScreen{}, err
 	}
+	storage, err := s.store.StorageByUser(ctx)
+	if err != nil {
+		return views.AdminUsersScreen{}, err
+	}
 	p := views.AdminUsersScreen{AdminChrome: ch, Paged: after != ""}
 	for i := range rows {
-		p.Users = append(p.Users, adminUserItem(v, &rows[i]))
+		it := adminUserItem(v, &rows[i])
+		it.Storage = HumanBytes(storage[rows[i].ID])
+		p.Users = append(p.Users, it)
 	}
 	if more {
 		p.NextURL = paths.WithQuery(paths.AdminUsers, url.Values{"after": {rows[len(rows)-1].Username}})
@@ -38,7 +44,13 @@ func (s *Screens) AdminUserRow(ctx context.Context, v Viewer, id int64) (views.A
 	if err != nil {
 		return views.AdminUserItem{}, err
 	}
-	return adminUserItem(v, row), nil
+	storage, err := s.store.StorageByUser(ctx)
+	if err != nil {
+		return views.AdminUserItem{}, err
+	}
+	it := adminUserItem(v, row)
+	it.Storage = HumanBytes(storage[row.ID])
+	return it, nil
 }
 
 // adminUserItem maps an account and its counts to its row.

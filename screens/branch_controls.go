@@ -28,6 +28,9 @@ func WithControls(entries []views.ChatMessage, exchangeID int64) {
 // family's branches part, as SwitchPlaces places them.
 func (s *Screens) WithBranches(ctx context.Context, v Viewer, ex *models.Exchange, entries []views.ChatMessage) error {
 	WithControls(entries, ex.ID)
+	if err := s.WithFiles(ctx, v, entries); err != nil {
+		return err
+	}
 	places, err := s.SwitchPlaces(ctx, v, ex)
 	if err != nil {
 		return err

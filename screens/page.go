@@ -220,6 +220,16 @@ func (s *Screens) PageEntries(ctx context.Context, v Viewer, p *models.Page, msg
 		}
 		out = append(out, e)
 	}
+	chats := make([]views.ChatMessage, len(out))
+	for i := range out {
+		chats[i] = out[i].Message
+	}
+	if err := s.WithFiles(ctx, v, chats); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Message.Files = chats[i].Files
+	}
 	return out, nil
 }
 

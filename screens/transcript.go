@@ -197,6 +197,9 @@ func (s *Screens) Tail(ctx context.Context, v Viewer, ex *models.Exchange, msgs 
 		OfferRetry(v, entries, ex, msgs[len(msgs)-1].ID)
 	}
 	WithControls(entries, ex.ID)
+	if err := s.WithFiles(ctx, v, entries); err != nil {
+		return nil, nil, err
+	}
 	places, err := s.SwitchPlaces(ctx, v, ex)
 	if err != nil {
 		return nil, nil, err

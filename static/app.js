@@ -1413,3 +1413,123 @@
     }).observe(document.body, { childList: true, subtree: true });
   });
 })();
+
+// ---------------------------------------------------------------------------
+// Attachments (issue 26): the composer's files. A file chosen with the
+// paperclip, dropped on the conversation or pasted is uploaded at once
+// (POST /api/files, a progress bar on its chip); the message then carries
+// the ids of the uploaded files as hidden "attachments" fields. Without
+// JavaScript the form's file input is sent with the message instead.
+(function () {
+  const BIG = 256 << 10; // files this large show their upload's progress
+
+  const csrf = () => {
+    try { return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"] || ""; } catch (_) { return ""; }
+  };
+  const composer = () => document.querySelector("form[data-composer]");
+  const size = (n) => n < 1000 ? n + " B" : n < 1e6 ? Math.round(n / 1000) + " KB" : (n / 1e6).toFixed(1) + " MB";
+
+  function upload(form, file) {
+    const chips = form.querySelector("[data-attach-chips]");
+    if (!chips) return;
+    const chip = document.createElement("span");
+    chip.className = "relative inline-flex items-center gap-1.5 overflow-hidden rounded-lg border border-slate-300 bg-slate-50 px-2 py-1 text-xs text-slate-700";
+    chip.setAttribute("data-testid", "attach-chip");
+    chip.setAttribute("data-state", "uploading");
+    const name = document.createElement("span");
+    name.className = "max-w-[12rem] truncate font-medium";
+    name.textContent = file.name || "pasted image";
+    const sz = document.createElement("span");
+    sz.className = "text-slate-500";
+    sz.textContent = size(file.size);
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "ml-1 rounded px-1 text-slate-500 hover:bg-slate-200 hover:text-slate-900";
+    remove.setAttribute("aria-label", "Remove " + name.textContent);
+    remove.setAttribute("data-testid", "attach-remove");
+    remove.textContent = "×";
+    chip.append(name, sz, remove);
+    let bar = null;
+    if (file.size >= BIG) {
+      bar = document.createElement("progress");
+      bar.max = 100;
+      bar.value = 0;
+      bar.className = "h-1 w-16";
+      bar.setAttribute("data-testid", "attach-progress");
+      chip.append(bar);
+    }
+    chips.append(chip);
+    const xhr = new XMLHttpRequest();
+    remove.addEventListener("click", () => { xhr.abort(); chip.remove(); });
+    xhr.open("POST", "/api/files");
+    xhr.setRequestHeader("X-CSRF-Token", csrf());
+    if (bar) xhr.upload.addEventListener("progress", (e) => { if (e.lengthComputable) bar.value = Math.round(100 * e.loaded / e.total); });
+    xhr.addEventListener("load", () => {
+      let out = {};
+      try { out = JSON.parse(xhr.responseText); } catch (_) { /* shown below */ }
+      if (xhr.status !== 201) {
+        chip.setAttribute("data-state", "refused");
+        chip.classList.add("border-rose-300", "bg-rose-50", "text-rose-800");
+        sz.textContent = out.err_msg || ("upload failed (" + xhr.status + ")");
+        if (bar) bar.remove();
+        return;
+      }
+      chip.setAttribute("data-state", "done");
+      chip.setAttribute("data-file-id", String(out.id));
+      if (bar) bar.remove();
+      const hidden = document.createElement("input");
+      hidden.type = "hidden";
+      hidden.name = "attachments";
+      hidden.value = String(out.id);
+      chip.append(hidden);
+    });
+    xhr.addEventListener("error", () => { chip.setAttribute("data-state", "refused"); sz.textContent = "upload failed"; });
+    const body = new FormData();
+    body.append("file", file, file.name || "pasted.png");
+    xhr.send(body);
+  }
+
+  function init(root) {
+    const scope = root && root.querySelectorAll ? root : document;
+    scope.querySelectorAll("input[data-attach-input]").forEach((input) => {
+      if (input.dataset.enhanced) return;
+      input.dataset.enhanced = "1";
+      input.classList.add("sr-only");
+      input.addEventListener("change", () => {
+        const form = input.closest("form");
+        for (const f of Array.from(input.files || [])) upload(form, f);
+        input.value = ""; // the message carries the ids, not the bytes
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("htmx:load", (e) => init(e.detail.elt));
+
+  // Drop files anywhere on the conversation; paste an image in the composer.
+  document.addEventListener("dragover", (e) => {
+    if (composer() && e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files")) e.preventDefault();
+  });
+  document.addEventListener("drop", (e) => {
+    const form = composer();
+    if (!form || !e.dataTransfer || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    for (const f of Array.from(e.dataTransfer.files)) upload(form, f);
+  });
+  document.addEventListener("paste", (e) => {
+    const form = e.target instanceof Element && e.target.closest("form[data-composer]");
+    if (!form || !e.clipboardData) return;
+    const files = Array.from(e.clipboardData.files || []);
+    if (!files.length) return;
+    e.preventDefault();
+    for (const f of files) upload(form, f);
+  });
+
+  // A message sent: its chips go (the files are in the transcript now).
+  document.addEventListener("htmx:afterRequest", (e) => {
+    const form = e.detail.elt;
+    if (!(form instanceof Element) || !form.matches("form[data-composer]") || !e.detail.successful) return;
+    const chips = form.querySelector("[data-attach-chips]");
+    if (chips) chips.replaceChildren();
+  });
+})();

@@ -165,6 +165,22 @@ func (r *Reader) parse(line []byte) (Item, error) {
 			return Item{}, err
 		}
 		return Item{Page: &p}, nil
+	case *kind.Type == "file":
+		var f File
+		if err := json.Unmarshal(line, &f); err != nil {
+			return Item{}, lineJSONError(err, line)
+		}
+		if err := f.Validate(); err != nil {
+			return Item{}, err
+		}
+		if err := r.budget.spend(f.Size); err != nil {
+			return Item{}, err
+		}
+		if _, dup := r.seen[f.UID]; dup {
+			return Item{}, fmt.Errorf("uid %s appears twice in the file", f.UID)
+		}
+		r.seen[f.UID] = struct{}{}
+		return Item{File: &f}, nil
 	default:
 		return Item{}, fmt.Errorf("unknown type %q", clip(*kind.Type))
 	}

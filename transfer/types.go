@@ -2,9 +2,12 @@ package transfer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -96,6 +99,33 @@ type Message struct {
 	EditMode      *string         `json:"edit_mode,omitempty"`
 	Feedback      *int64          `json:"feedback,omitempty"` // 0 (down), 1 (up) or absent
 	Comment       *string         `json:"comment,omitempty"`  // the feedback's comment
+	// Attachments are the uids of the files the message holds, each
+	// written as a file line before the exchange (issue 26).
+	Attachments []UID `json:"attachments,omitempty"`
+}
+
+// File is an attached file with its bytes, as one export line ({"type":
+// "file", …}), written before the first exchange that holds it.
+type File struct {
+	UID         UID       `json:"uid"`
+	Name        string    `json:"name"`
+	ContentType string    `json:"content_type"`
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256"`
+	CreatedAt   time.Time `json:"created_at"`
+	Data        []byte    `json:"data"` // base64
+}
+
+// Validate checks that a file's bytes are what its line says.
+func (f *File) Validate() error {
+	sum := sha256.Sum256(f.Data)
+	switch {
+	case int64(len(f.Data)) != f.Size:
+		return fmt.Errorf("file %s: size %d, but its data has %d bytes", f.UID, f.Size, len(f.Data))
+	case hex.EncodeToString(sum[:]) != strings.ToLower(f.SHA256):
+		return fmt.Errorf("file %s: its data does not have the sha256 its line gives", f.UID)
+	}
+	return nil
 }
 
 // Page is a Markdown page with its revisions, as one export line
@@ -122,6 +152,7 @@ type Revision struct {
 type Item struct {
 	Exchange *Exchange
 	Page     *Page
+	File     *File
 	// Where names the item's place in the file ("line 5", "conversation 3
 	// (\"Trip plan\", id …)"), for an error the store finds later (a
 	// page_uid that names no page) to say where it is.

@@ -27,6 +27,20 @@ type exchangeLine struct {
 	*Exchange
 }
 
+type fileLine struct {
+	Type string `json:"type"`
+	*File
+}
+
+// WriteFile writes one file line. Write a file before the exchanges that
+// hold it.
+func (w *Writer) WriteFile(f *File) error {
+	if err := w.write(fileLine{"file", f}); err != nil {
+		return fmt.Errorf("write file %s: %w", f.UID, err)
+	}
+	return nil
+}
+
 type pageLine struct {
 	Type string `json:"type"`
 	*Page

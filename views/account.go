@@ -26,6 +26,7 @@ type AccountScreen struct {
 	LinkProviders []string
 	IdentityError string
 	NoPassword    bool
+	Files         AccountFiles // the file limits and this user's usage (issue 26)
 }
 
 // AccountIdentity is one identity at a provider, as the account page lists it.
@@ -34,6 +35,14 @@ type AccountIdentity struct {
 	Provider string
 	Email    string // "" when the provider said none
 	Linked   string
+}
+
+// AccountFiles are the limits of files and what the user's files take.
+type AccountFiles struct {
+	Count                int
+	Used, Quota, PerFile string // "3.4 MB", "1.07 GB", "21.0 MB"
+	UsedPercent          int
+	PerMessage           int
 }
 
 // AccountImported is what an import stored, and what it skipped as there

@@ -270,6 +270,7 @@ type AdminUserItem struct {
 	Exchanges   int64
 	Messages    int64
 	APIKeys     int64
+	Storage     string // what the account's files take (issue 26)
 	LastActive  string
 	ListURL     string // its exchanges in the admin list
 	CSRF        string
@@ -288,6 +289,10 @@ type AdminHousekeepingScreen struct {
 	DryRun        *AdminDryRun // after a dry run
 	Runs          []AdminRunItem
 	ScheduleEvery string
+	// Files, blobs, their bytes and the blobs no file names (issue 26):
+	// there should be none.
+	Files, Blobs, Unreferenced int64
+	BlobBytes                  string
 }
 
 // AdminSize is the database's size.

@@ -1,5 +1,7 @@
 package views
 
+import "encoding/json"
+
 // ChatScreen is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
 type ChatScreen struct {
@@ -94,6 +96,9 @@ type ChatMessage struct {
 	// Call is a tool call that waits for the person or the browser: the
 	// entry is then an approval card (Call.Waiting set).
 	Call ToolCard
+	// Files are the files a user message holds (issue 26), as JSON
+	// (EncodeFiles): a string keeps ChatMessage a plain value.
+	Files string
 }
 
 // ToolCard is a waiting tool call as its card shows it.
@@ -110,6 +115,35 @@ type ToolCard struct {
 	// ExchangeID is the conversation the call waits in (the script answers
 	// read_editor through the API).
 	ExchangeID int64
+}
+
+// FileChip is one file in a message: an image shows its thumbnail, which
+// opens it full size; any other file is a chip that downloads it.
+type FileChip struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Size          string `json:"size"` // "12 KB"
+	Type          string `json:"type"`
+	Image         bool   `json:"image,omitempty"`
+	Width, Height int64  `json:",omitempty"`
+}
+
+// EncodeFiles is a message's chips as ChatMessage.Files holds them.
+func EncodeFiles(chips []FileChip) string {
+	if len(chips) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(chips) // plain fields: never fails
+	return string(b)
+}
+
+// FileList is the message's chips (none when Files does not hold them).
+func (m ChatMessage) FileList() []FileChip {
+	var out []FileChip
+	if m.Files != "" && json.Unmarshal([]byte(m.Files), &out) != nil {
+		return nil
+	}
+	return out
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of

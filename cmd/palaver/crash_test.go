@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -299,6 +300,17 @@ func TestCrashLoop(t *testing.T) {
 					}
 					query := fmt.Sprintf("round %d client %d turn %d: %s", round, c, i, strings.Repeat("é✓", i%7))
 					body := map[string]any{"query": query}
+					if i%2 == 0 {
+						// Every other turn attaches a file uploaded just
+						// before: kills land in uploads and in the turns
+						// that attach them (issue 26).
+						id, err := crashUpload(srv.base, keys[c], fmt.Sprintf("c%d-%d.txt", c, i), query)
+						if err != nil {
+							fail("upload for "+query, err)
+							return
+						}
+						body["attachments"] = []int64{id}
+					}
 					if exchangeID != 0 {
 						body["exchange_id"] = exchangeID
 					}
@@ -377,6 +389,22 @@ func TestCrashLoop(t *testing.T) {
 	sqlDB, err := store.SQL()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// No orphan blob, no file without its blob, no attachment without
+	// its file, whatever the kills interrupted.
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.blob_id = b.id)",
+		"SELECT COUNT(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.id = f.blob_id)",
+		"SELECT COUNT(*) FROM message_attachments a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.id = a.file_id)",
+	} {
+		var n int64
+		if err := sqlDB.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s: %d %v", q, n, err)
+		}
+	}
+	var attached int64
+	if err := sqlDB.QueryRowContext(ctx, "SELECT COUNT(*) FROM message_attachments").Scan(&attached); err != nil || attached == 0 {
+		t.Fatalf("no message holds a file (%v): the check proves nothing", err)
 	}
 	var integrity string
 	if err := sqlDB.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
@@ -476,4 +504,31 @@ func TestCrashLoop(t *testing.T) {
 	if err := srv.cmd.Wait(); err != nil {
 		t.Fatalf("graceful shutdown: %v\n%s", err, srv.log)
 	}
+}
+
+// crashUpload uploads text as a file named name and gives its id.
+func crashUpload(base, key, name, text string) (int64, error) {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	part, _ := w.CreateFormFile("file", name)
+	_, _ = part.Write([]byte(text + "\n"))
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/files", &b)
+	req.Header.Set("x-api-key", key)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return 0, err
+	}
+	if res.StatusCode != http.StatusCreated {
+		return 0, fmt.Errorf("upload: status %d", res.StatusCode)
+	}
+	return out.ID, nil
 }

@@ -37,6 +37,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	metricsAddr := f.string("metrics-addr", "", "serve Prometheus metrics at /metrics on this address only (e.g. 127.0.0.1:9090; empty: off)")
 	importStored := f.int("import-max-stored-mib", 1024, "most MiB one import may store, copies of a ChatGPT file's branches included (and at most 10 times the file's size)")
 	importDeadline := f.duration("import-deadline", 10*time.Minute, "longest an import's upload may take, all of it")
+	// Files (issue 26).
+	fileMiB := f.int("file-max-mib", 20, "largest file one upload may be, in MiB")
+	filesPerMsg := f.int("files-per-message", 10, "most files one message may hold")
+	quotaMiB := f.int("file-quota-mib", 1024, "most MiB one user's files may take, each stored file counted once")
+	fileTextChars := f.int("file-text-chars", 20000, "most characters of an attached text file an OpenAI-compatible model is shown")
 	proxyList := f.string("trusted-proxies", "", "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-* headers count (empty: none)")
 	if pos, err := f.parse(args); err != nil {
 		return err
@@ -48,6 +53,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *importStored <= 0 || *importDeadline <= 0 {
 		return fmt.Errorf("%w: --import-max-stored-mib and --import-deadline must be positive", errUsage)
+	}
+	if *fileMiB <= 0 || *filesPerMsg <= 0 || *quotaMiB <= 0 || *fileTextChars <= 0 {
+		return fmt.Errorf("%w: --file-max-mib, --files-per-message, --file-quota-mib and --file-text-chars must be positive", errUsage)
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
@@ -116,7 +124,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var provider agents.Provider = &agents.Builtin{Delay: *delay}
 	if *llmURL != "" {
-		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
+		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel, FileTextChars: *fileTextChars}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
 	// One count of what each user holds (running turns, live sockets,
@@ -153,7 +161,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Assets:   assets,
 		Logger:   log,
 		Config: handlers.Config{AllowRegistration: *allowReg, PasswordLoginOff: !passwordLogin, OIDC: oidc, TrustedProxies: proxies,
-			MaxImportStored: int64(*importStored) << 20, ImportDeadline: *importDeadline},
+			MaxImportStored: int64(*importStored) << 20, ImportDeadline: *importDeadline,
+			MaxFileBytes: int64(*fileMiB) << 20, MaxFilesPerMessage: *filesPerMsg, UserQuotaBytes: int64(*quotaMiB) << 20},
 		CSRFKey:  csrfKey,
 		Observer: httpObs,
 	})

@@ -66,6 +66,7 @@ var figures = []struct {
 	{"fork", forkFigures, false},
 	{"resume", resumeFigures, false},
 	{"open", openFigures, false},
+	{"files", filesFigures, false},
 	{"throughput", throughputFigures, false},
 	{"history", historyFigures, false},
 	{"search", searchFigures, true},
