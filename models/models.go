@@ -127,6 +127,12 @@ type Exchange struct {
 	// TurnWaiting says the log ends with tool calls that wait for a person
 	// or the browser: the turn is paused (TurnStatus idle, no lease).
 	TurnWaiting bool `gorm:"not null"`
+	// ProjectID is the project the chat belongs to, if any (a fork starts
+	// in its parent's).
+	ProjectID *int64
+	// Temporary chats stay out of history, search and memory, and go
+	// TemporaryRetention after their last activity (UpdatedAt).
+	Temporary bool `gorm:"not null"`
 	// ParentID and ParentSeq, for a sub-run (ScopeSubRun), are the exchange
 	// and the entry of its log that spawned it.
 	ParentID  *int64
