@@ -57,6 +57,10 @@ type Request struct {
 	TurnLog []models.Message
 	// Tools is the registry (what a model may be offered).
 	Tools *Registry
+	// System is the instructions in force (the person's, the project's,
+	// the memory entries: models.ComposeInstructions), "" when none. A
+	// provider puts it in its system message, after its own prompt.
+	System string
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

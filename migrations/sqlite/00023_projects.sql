@@ -57,7 +57,21 @@ CREATE TABLE memories (
 CREATE INDEX memories_user ON memories (user_id, id);
 CREATE UNIQUE INDEX memories_uid ON memories (user_id, uid);
 
+-- The composed system text each reply was given (account instructions,
+-- project instructions, memory), once per person and text: a reply's
+-- agent_response.metadata.instructions names it by its SHA-256, and its
+-- owner can read what the agent was told after the sources changed.
+CREATE TABLE instruction_texts (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    hash       TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    created_at DATETIME NOT NULL,
+    UNIQUE (user_id, hash)
+);
+
 -- +goose Down
+DROP TABLE instruction_texts;
 DROP TABLE memories;
 DROP TABLE account_instructions;
 DROP INDEX exchanges_temporary;
