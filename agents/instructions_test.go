@@ -112,7 +112,6 @@ func TestRememberSavesOnlyAfterApproval(t *testing.T) {
 	}
 }
 
-
 // nextChat is the next request of a turn (the titler's are skipped).
 func nextChat(f *fakeLLM) chatRequest {
 	for {

@@ -27,6 +27,10 @@ type apiChatPayload struct {
 	// AfterSeq is the last seq the client has seen: when the log holds
 	// newer entries, the message forks there instead of landing after them.
 	AfterSeq *int64 `json:"after_seq"`
+	// ProjectID and Temporary are for a new chat: the project it starts
+	// in, and whether it is temporary (issue 27).
+	ProjectID *int64 `json:"project_id"`
+	Temporary bool   `json:"temporary"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -108,6 +112,15 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		req.ExchangeID = *p.ExchangeID
 	}
 	req.AfterSeq = p.AfterSeq
+	if p.ProjectID != nil || p.Temporary {
+		if req.ExchangeID != 0 {
+			return agents.SendRequest{}, &agents.InputError{Msg: "project_id and temporary are for a new chat: move a chat with PATCH /api/chat/exchange/{id}"}
+		}
+		if p.ProjectID != nil && *p.ProjectID <= 0 {
+			return agents.SendRequest{}, fmt.Errorf("project %d: %w", *p.ProjectID, models.ErrNotFound)
+		}
+		req.ProjectID, req.Temporary = p.ProjectID, p.Temporary
+	}
 	if p.PageID != nil {
 		if *p.PageID <= 0 { // names no page
 			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)

@@ -112,6 +112,12 @@ var mxJSON = map[string]string{
 	// Turns that wait: nothing waits in the sender's exchange (409 is past every check).
 	"POST /api/chat/exchange/:id/tool_results": `{"results": [{"call_id": "none", "approved": true}]}`,
 	"PUT /api/account/tools":                   `{"remember": "confirm"}`,
+	// Projects, instructions and memory.
+	"POST /api/projects":            `{"name": "Matrix"}`,
+	"PATCH /api/projects/:id":       `{"instructions": "Be brief."}`,
+	"PUT /api/account/instructions": `{"about": "a", "style": "b"}`,
+	"POST /api/memories":            `{"content": "likes tea"}`,
+	"PATCH /api/memories/:id":       `{"content": "likes green tea"}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's
@@ -172,6 +178,9 @@ func mxKind(pattern, param string) (string, bool) {
 			if i+1 < len(segs) && segs[i+1] == "edit" {
 				return "user_message", true // only a user message is edited
 			}
+			if i+1 < len(segs) && segs[i+1] == "instructions" {
+				return "proposal", true // a reply a turn wrote records its instructions
+			}
 			return "message", true
 		case "pages":
 			return "page", true
@@ -179,6 +188,10 @@ func mxKind(pattern, param string) (string, bool) {
 			return "user", true
 		case "keys":
 			return "api_key", true
+		case "projects":
+			return "project", true
+		case "memories":
+			return "memory", true
 		}
 	}
 	return "", false
@@ -405,6 +418,17 @@ func (m *mx) rows(api *client) mxRows {
 		m.t.Fatal(err)
 	}
 	r["api_key"] = key.ID
+	projectName := fmt.Sprintf("Project %d", m.n)
+	project, err := m.a.store.CreateProject(ctx, uid, models.ProjectInput{Name: &projectName})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["project"] = project.ID
+	memory, err := m.a.store.AddMemory(ctx, uid, "likes tea", nil)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["memory"] = memory.ID
 	r["job"] = int64(500_000 + m.n)
 	m.a.adminExchange(uid, adminEx{scope: models.ScopeJob, job: strconv.FormatInt(r["job"], 10), queries: []string{"a job question"}})
 	return r

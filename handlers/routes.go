@@ -53,6 +53,19 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/keys", h.apiKeys)
 	api.Post("/keys", h.apiKeyCreate)
 	api.Delete("/keys/:id", h.apiKeyDelete)
+	// Projects, the person's instructions and memory (issue 27).
+	api.Get("/projects", h.apiProjects)
+	api.Post("/projects", h.apiProjectCreate)
+	api.Get("/projects/:id", h.apiProject)
+	api.Patch("/projects/:id", h.apiProjectUpdate)
+	api.Delete("/projects/:id", h.apiProjectDelete)
+	api.Get("/account/instructions", h.apiAccountInstructions)
+	api.Put("/account/instructions", h.apiAccountInstructionsPut)
+	api.Get("/memories", h.apiMemories)
+	api.Post("/memories", h.apiMemoryCreate)
+	api.Patch("/memories/:id", h.apiMemoryUpdate)
+	api.Delete("/memories/:id", h.apiMemoryDelete)
+	api.Get("/chat/message/:id/instructions", h.apiMessageInstructions)
 	api.Use(h.apiNotFound)
 
 	// The account page's import form streams its file (up to 256 MiB): it
