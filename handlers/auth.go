@@ -125,6 +125,12 @@ func (h *Handlers) authThrottled(c *fiber.Ctx, register bool, username string, w
 // logout ends the session: its row is deleted and its cookie expired (a
 // visitor has no session; the CSRF cookie serves the login form).
 func (h *Handlers) logout(c *fiber.Ctx) error {
+	if u := currentUser(c); u != nil {
+		// A temporary chat also goes when its person signs out (issue 27).
+		if _, err := h.store.DeleteTemporary(c.UserContext(), u.ID); err != nil {
+			return err
+		}
+	}
 	if err := h.sessions.Destroy(c.UserContext()); err != nil {
 		return err
 	}
