@@ -91,10 +91,15 @@ var mxForms = map[string]url.Values{
 	// The owner changes the password to itself (the session is renewed, as
 	// signing in renews it) and reaches the delete's confirmation page,
 	// which deletes nothing.
-	"POST /account/password": {"current": {"correct horse"}, "password": {"correct horse"}},
-	"POST /account/keys":     {"name": {"laptop"}},
-	"POST /account/tools":    {"remember": {"confirm"}},
-	"POST /account/delete":   {"password": {"correct horse"}},
+	"POST /account/password":     {"current": {"correct horse"}, "password": {"correct horse"}},
+	"POST /account/keys":         {"name": {"laptop"}},
+	"POST /account/tools":        {"remember": {"confirm"}},
+	"POST /account/memories":     {"content": {"likes tea"}},
+	"POST /account/memories/:id": {"content": {"likes green tea"}},
+	"POST /projects/":            {"name": {"Matrix"}},
+	"POST /projects/:id/chat":    {"query": {"hello"}},
+	"POST /projects/:id/delete":  {"chats": {"delete"}},
+	"POST /account/delete":       {"password": {"correct horse"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).

@@ -54,6 +54,15 @@ var pathBuilders = map[string]string{
 	"POST /admin/users/:id/password":         paths.AdminUserPassword(1),
 	"POST /admin/users/:id/delete":           paths.AdminUserDelete(1),
 	"POST /account/keys/:id/revoke":          paths.AccountKeyRevoke(1),
+	"GET /chat/:id/project":                  paths.ChatProject(1),
+	"POST /chat/:id/project":                 paths.ChatProject(1),
+	"POST /chat/:id/keep":                    paths.ChatKeep(1),
+	"POST /account/memories/:id":             paths.AccountMemory(1),
+	"POST /account/memories/:id/delete":      paths.AccountMemoryDelete(1),
+	"GET /projects/:id":                      paths.Project(1),
+	"POST /projects/:id/instructions":        paths.ProjectInstructions(1),
+	"POST /projects/:id/delete":              paths.ProjectDelete(1),
+	"POST /projects/:id/chat":                paths.ProjectChat(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

@@ -113,7 +113,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
-	chat.Post("/:id/tools", h.chatTools) // a waiting tool call's card: approve, deny, the editor's text
+	chat.Post("/:id/tools", h.chatTools)     // a waiting tool call's card: approve, deny, the editor's text
+	chat.Get("/:id/project", h.chatMoveForm) // move to a project (projects.go)
+	chat.Post("/:id/project", h.chatMove)
+	chat.Post("/:id/keep", h.chatKeep) // a temporary chat kept
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -122,7 +125,20 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/keys", h.accountKeyCreate)
 	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
 	account.Post("/delete", h.accountDelete)
-	account.Post("/tools", h.accountTools) // the tool permissions (issue 25)
+	account.Post("/tools", h.accountTools)               // the tool permissions (issue 25)
+	account.Post("/instructions", h.accountInstructions) // About me / How to answer (issue 27)
+	account.Post("/memories", h.accountMemoryAdd)
+	account.Post("/memories/:id", h.accountMemoryEdit)
+	account.Post("/memories/:id/delete", h.accountMemoryDelete)
+
+	// Projects: the list, a project's page, a new chat in it (projects.go).
+	projects := app.Group("/projects", h.requireUser)
+	projects.Get("/", h.projects)
+	projects.Post("/", h.projectCreate)
+	projects.Get("/:id", h.project)
+	projects.Post("/:id/instructions", h.projectInstructions)
+	projects.Post("/:id/delete", h.projectDelete)
+	projects.Post("/:id/chat", h.projectChat)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

@@ -116,6 +116,9 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 		it.Group = ""
 		side.Pinned = append(side.Pinned, it)
 	}
+	if side.Projects, err = s.ProjectLinks(ctx, v, 0); err != nil {
+		return views.Sidebar{}, err
+	}
 	side.History, err = s.HistoryList(ctx, v, current, cursor, cursor != nil)
 	return side, err
 }

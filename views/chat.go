@@ -15,8 +15,9 @@ type ChatScreen struct {
 // Sidebar is the conversations sidebar: the search box, the pinned
 // conversations, then the others by last activity, a batch at a time.
 type Sidebar struct {
-	Pinned  []HistoryItem // every pinned conversation, most recent first
-	History HistoryList   // the others (archived ones are in neither)
+	Projects []ProjectLink // above the day groups (issue 27)
+	Pinned   []HistoryItem // every pinned conversation, most recent first
+	History  HistoryList   // the others (archived ones are in neither)
 }
 
 // Conversation is the open exchange as the transcript shows it.
