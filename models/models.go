@@ -133,6 +133,9 @@ type Exchange struct {
 	// Temporary chats stay out of history, search and memory, and go
 	// TemporaryRetention after their last activity (UpdatedAt).
 	Temporary bool `gorm:"not null"`
+	// Cancelled, on the header StartTurn returns, are the results it wrote
+	// for calls that waited (the person moved on): for the live tabs.
+	Cancelled []*Message `gorm:"-"`
 	// ParentID and ParentSeq, for a sub-run (ScopeSubRun), are the exchange
 	// and the entry of its log that spawned it.
 	ParentID  *int64
