@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
 	"palaver/internal/htmltest"
+	"palaver/models"
 	"palaver/paths"
 )
 
@@ -91,5 +93,33 @@ func TestProjectsWithoutJavaScript(t *testing.T) {
 	ann.postForm(paths.AccountMemories+"/"+mid+"/delete", nil)
 	if list, _ := a.store.Memories(ctx, user.ID); len(list) != 0 {
 		t.Errorf("not deleted: %+v", list)
+	}
+}
+
+// TestTemporaryChatWithoutJavaScript: the composer's box starts a temporary
+// chat, whose page says so; "Keep this chat" makes it a normal one.
+func TestTemporaryChatWithoutJavaScript(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	ctx := context.Background()
+	user, _ := a.store.UserByUsername(ctx, "ann")
+	res := ann.postForm(paths.ChatSend, url.Values{"query": {"a secret"}, "exchange_id": {"0"}, "temporary": {"1"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("send: %d %s", res.StatusCode, bodyOf(res))
+	}
+	sums, _ := a.store.ListExchanges(ctx, user.ID, models.ExchangeQuery{Scope: models.ScopeGeneral, Limit: 10})
+	if len(sums) != 0 {
+		t.Fatalf("the temporary chat is in the history: %+v", sums)
+	}
+	page := res.Header.Get("Location")
+	doc := htmltest.Parse(t, bodyOf(ann.get(page)))
+	htmltest.One(t, doc, "temporary-notice")
+	id, _ := strconv.ParseInt(strings.TrimPrefix(page, paths.ChatHome+"/"), 10, 64)
+	ann.postForm(paths.ChatKeep(id), nil)
+	if ex, err := a.store.Exchange(ctx, user.ID, id); err != nil || ex.Temporary {
+		t.Fatalf("kept: %+v, %v", ex, err)
+	}
+	if doc := htmltest.Parse(t, bodyOf(ann.get(page))); len(htmltest.ByTestID(doc, "temporary-notice")) != 0 {
+		t.Error("a kept chat still says it is temporary")
 	}
 }

@@ -39,6 +39,9 @@ type Conversation struct {
 	// transcript may not show (a window): the live connection resumes
 	// after it.
 	LastSeq int64
+	// Temporary says it is a temporary chat: the page says so, with
+	// "Keep this chat".
+	Temporary bool
 }
 
 // Message roles the transcript shows.
@@ -193,6 +196,9 @@ type Composer struct {
 	// instead of landing after someone else's (app.js keeps it current).
 	AfterSeq int64
 }
+
+// temporaryNotice is what a temporary chat's page says.
+const temporaryNotice = "This is a temporary chat: it stays out of your history, search and memory, and is deleted 24 hours after its last message, or when you sign out."
 
 // HistoryList is one batch of the history sidebar.
 type HistoryList struct {
