@@ -60,6 +60,10 @@ type Request struct {
 	// Attachments are the files the user message holds, with their bytes
 	// (issue 26): each provider says what of them the model is shown.
 	Attachments []models.FileWithData
+	// System is the instructions in force (the person's, the project's,
+	// the memory entries: models.ComposeInstructions), "" when none. A
+	// provider puts it in its system message, after its own prompt.
+	System string
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

@@ -77,7 +77,7 @@ func toolReply(tr toolRequest, out ToolOutcome) string {
 		return fmt.Sprintf("Renamed this conversation to %q.", title)
 	case ToolRemember:
 		text, _ := tr.args["text"].(string)
-		return fmt.Sprintf("Noted: %q. (Memory is not kept across conversations yet; the note is recorded here.)", text)
+		return fmt.Sprintf("Noted: %q. I will remember it in your other conversations too (the account page lists what I remember).", text)
 	}
 	return draftReview(out.Output)
 }

@@ -206,6 +206,9 @@ func (o *OpenAI) messages(req Request) []chatMessage {
 	if sys == "" {
 		sys = systemPrompts[AgentRouter]
 	}
+	if req.System != "" {
+		sys += "\n\n" + req.System
+	}
 	msgs := []chatMessage{{Role: "system", Content: sys}}
 	for _, m := range req.History {
 		switch m.Role {

@@ -164,6 +164,10 @@ type SendRequest struct {
 	// Attachments are the user's files the message holds (issue 26),
 	// committed with it; a file that is not the user's: not found.
 	Attachments []int64
+	// ProjectID and Temporary are for a new general exchange: the user's
+	// project it starts in, and whether it is a temporary chat.
+	ProjectID *int64
+	Temporary bool
 }
 
 // TurnResult is the outcome of a turn.
@@ -229,6 +233,10 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	start := models.TurnStart{
 		UserID: req.UserID, ExchangeID: req.ExchangeID, Scope: models.ScopeGeneral,
 		AgentType: agentType, Query: req.Query, Owner: s.owner, Attachments: req.Attachments,
+		ProjectID: req.ProjectID, Temporary: req.Temporary,
+	}
+	if (req.ProjectID != nil || req.Temporary) && (req.PageID != nil || req.JobID != nil) {
+		return nil, &InputError{Msg: "project_id and temporary are for a new general chat, not a page's or a job's"}
 	}
 	var page *models.Page
 	if req.PageID != nil {

@@ -127,11 +127,7 @@ func builtinTools() *Registry {
 			Description: "Remember a fact about the user for later conversations.",
 			Schema: Schema{"type": "object", "additionalProperties": false, "required": []any{"text"},
 				"properties": map[string]any{"text": map[string]any{"type": "string", "minLength": 1, "maxLength": 2000}}},
-			// The memory store arrives with projects; until then the
-			// approved call is recorded and stores nothing.
-			Run: func(ctx context.Context, env ToolEnv, args map[string]any) (any, error) {
-				return map[string]any{"remembered": false, "note": "memory is not stored yet: the approval is recorded in this conversation"}, nil
-			},
+			Run: runRemember,
 		},
 		&Tool{
 			Name: ToolReadEditor, Tier: models.ToolTierBrowser, Policy: models.ToolAuto, Scope: models.ScopePage,
@@ -144,6 +140,18 @@ func builtinTools() *Registry {
 			}},
 		},
 	)
+}
+
+// runRemember saves the approved entry in the person's memory, its
+// source the conversation; a temporary chat never writes memory (the store
+// refuses).
+func runRemember(ctx context.Context, env ToolEnv, args map[string]any) (any, error) {
+	text, _ := args["text"].(string)
+	m, err := env.svc.store.AddMemory(ctx, env.Exchange.UserID, text, &env.Exchange.ID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"remembered": true, "id": m.ID}, nil
 }
 
 func runDeleteConversation(ctx context.Context, env ToolEnv, args map[string]any) (any, error) {

@@ -217,6 +217,11 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 			return s.fail(db, res, err)
 		}
 	}
+	composed, err := s.store.ComposeInstructions(db, ex.UserID, ex.ID)
+	if err != nil {
+		return s.fail(db, res, err)
+	}
+	req.System = composed.Text
 	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
 	req.CallTool, req.Tools = tools.Call, s.tools
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
@@ -248,6 +253,10 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	case err != nil:
 		return s.fail(db, res, err)
 	}
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]any{}
+	}
+	resp.Metadata["instructions"] = composed.Metadata() // what the agent was told
 	agentType := resp.AgentType
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
 	reply.EditMode = s.proposalMode(resp, page, ex.ID)

@@ -30,6 +30,10 @@ type apiChatPayload struct {
 	// Attachments are ids of the caller's files (POST /api/files) the
 	// message holds, at most the per-message limit.
 	Attachments []int64 `json:"attachments"`
+	// ProjectID and Temporary are for a new chat: the project it starts
+	// in, and whether it is temporary (issue 27).
+	ProjectID *int64 `json:"project_id"`
+	Temporary bool   `json:"temporary"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -115,6 +119,15 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 	}
 	req.AfterSeq = p.AfterSeq
 	req.Attachments = p.Attachments
+	if p.ProjectID != nil || p.Temporary {
+		if req.ExchangeID != 0 {
+			return agents.SendRequest{}, &agents.InputError{Msg: "project_id and temporary are for a new chat: move a chat with PATCH /api/chat/exchange/{id}"}
+		}
+		if p.ProjectID != nil && *p.ProjectID <= 0 {
+			return agents.SendRequest{}, fmt.Errorf("project %d: %w", *p.ProjectID, models.ErrNotFound)
+		}
+		req.ProjectID, req.Temporary = p.ProjectID, p.Temporary
+	}
 	if p.PageID != nil {
 		if *p.PageID <= 0 { // names no page
 			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)

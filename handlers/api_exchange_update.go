@@ -16,6 +16,10 @@ type apiExchangeUpdatePayload struct {
 	Title    *string `json:"title"`
 	Pinned   *bool   `json:"pinned"`
 	Archived *bool   `json:"archived"`
+	// ProjectID moves the chat (its family) into a project of the user's,
+	// or out with null; Temporary false keeps a temporary chat.
+	ProjectID optionalID `json:"project_id"`
+	Temporary *bool      `json:"temporary"`
 }
 
 // apiExchangeUpdate renames, pins or archives one of the user's exchanges
@@ -36,12 +40,25 @@ func (h *Handlers) apiExchangeUpdate(c *fiber.Ctx) error {
 		}
 		p.Title = &title
 	}
+	if p.Temporary != nil && *p.Temporary {
+		return fiber.NewError(fiber.StatusBadRequest, `"temporary" can only become false: a chat is made temporary when it starts`)
+	}
 	userID := currentUser(c).ID
 	ex, err := h.store.UpdateExchange(c.UserContext(), userID, id, models.ExchangeUpdate{Title: p.Title, Pinned: p.Pinned, Archived: p.Archived})
 	if err != nil {
 		return err
 	}
-	if p.Pinned != nil || p.Archived != nil {
+	if p.ProjectID.Set {
+		if ex, err = h.store.MoveToProject(c.UserContext(), userID, id, p.ProjectID.ID); err != nil {
+			return err
+		}
+	}
+	if p.Temporary != nil {
+		if ex, err = h.store.KeepExchange(c.UserContext(), userID, id); err != nil {
+			return err
+		}
+	}
+	if p.Pinned != nil || p.Archived != nil || p.ProjectID.Set || p.Temporary != nil {
 		h.publishRegroup(ex)
 	} else {
 		h.publishHeader(ex)

@@ -34,6 +34,7 @@ type apiHistoryItem struct {
 	Cursor        string                `json:"cursor"`
 	Unread        bool                  `json:"unread"`
 	Status        string                `json:"status"` // running, paused, idle or failed
+	ProjectID     *int64                `json:"project_id"`
 }
 
 // apiForkedFrom is where a fork branched off: its parent and the seq at
@@ -49,7 +50,7 @@ func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
 		AgentType: s.AgentType, AgentResponse: s.AgentResponse,
 		Timestamp: s.CreatedAt, UpdatedAt: s.UpdatedAt, Feedback: s.Feedback,
 		MessageCount: s.TurnCount, Pinned: s.Pinned, Archived: s.Archived, Cursor: s.Cursor().String(),
-		Status: s.RunState(),
+		Status: s.RunState(), ProjectID: s.ProjectID,
 	}
 	it.ForkedFrom = newAPIForkedFrom(&s.Exchange)
 	return it
@@ -69,6 +70,9 @@ func newAPIForkedFrom(ex *models.Exchange) *apiForkedFrom {
 func (h *Handlers) apiHistory(c *fiber.Ctx) error {
 	q, err := apiHistoryQuery(c, models.ExchangeQuery{Scope: models.ScopeGeneral})
 	if err != nil {
+		return err
+	}
+	if q.ProjectID, err = h.projectParam(c); err != nil {
 		return err
 	}
 	return h.apiHistoryItems(c, q)

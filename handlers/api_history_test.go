@@ -34,7 +34,8 @@ func TestAPIHistoryShape(t *testing.T) {
 		"agent_type": "string", "agent_response": "object", "timestamp": "string",
 		"updated_at": "string", "feedback": "number|null", "message_count": "number", "cursor": "string", "unread": "bool",
 		"pinned": "bool", "archived": "bool", "forked_from": "null",
-		"status": "string", // the run state (issue 25)
+		"status":     "string", // the run state (issue 25)
+		"project_id": "null",   // in no project (issue 27)
 	})
 	if it["id"] != float64(id) || it["message_count"] != 2.0 || it["query"] != "hello" || it["status"] != "idle" {
 		t.Fatalf("history item: %v", it)

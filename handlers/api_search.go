@@ -45,6 +45,9 @@ func (h *Handlers) apiSearch(c *fiber.Ctx) error {
 	if limit != nil {
 		q.Limit = int(*limit)
 	}
+	if q.ProjectID, err = h.projectParam(c); err != nil {
+		return err
+	}
 	hits, err := h.store.Search(c.UserContext(), currentUser(c).ID, q)
 	if err != nil {
 		return err

@@ -137,6 +137,12 @@ func (h *Handlers) authThrottled(c *fiber.Ctx, register bool, username string, w
 // to sign out of the provider too.
 func (h *Handlers) logout(c *fiber.Ctx) error {
 	ctx := c.UserContext()
+	if u := currentUser(c); u != nil {
+		// A temporary chat also goes when its person signs out (issue 27).
+		if _, err := h.store.DeleteTemporary(ctx, u.ID); err != nil {
+			return err
+		}
+	}
 	provider, idToken := h.sessions.GetString(ctx, sessOIDCProvider), h.sessions.GetString(ctx, sessOIDCIDToken)
 	if err := h.sessions.Destroy(ctx); err != nil {
 		return err

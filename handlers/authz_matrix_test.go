@@ -103,12 +103,17 @@ var mxForms = map[string]url.Values{
 	// The owner changes the password to itself (the session is renewed, as
 	// signing in renews it) and reaches the delete's confirmation page,
 	// which deletes nothing.
-	"POST /account/password":  {"current": {"correct horse"}, "password": {"correct horse"}},
-	"POST /account/keys":      {"name": {"laptop"}},
-	"POST /account/delete":    {"password": {"correct horse"}},
-	"POST /account/oidc/link": {"provider": {"corp"}},
-	"POST /chat/:id/share":    {"visibility": {"link"}},
-	"POST /account/tools":     {"remember": {"confirm"}},
+	"POST /account/password":     {"current": {"correct horse"}, "password": {"correct horse"}},
+	"POST /account/keys":         {"name": {"laptop"}},
+	"POST /account/delete":       {"password": {"correct horse"}},
+	"POST /account/oidc/link":    {"provider": {"corp"}},
+	"POST /chat/:id/share":       {"visibility": {"link"}},
+	"POST /account/tools":        {"remember": {"confirm"}},
+	"POST /account/memories":     {"content": {"likes tea"}},
+	"POST /account/memories/:id": {"content": {"likes green tea"}},
+	"POST /projects/":            {"name": {"Matrix"}},
+	"POST /projects/:id/chat":    {"query": {"hello"}},
+	"POST /projects/:id/delete":  {"chats": {"delete"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).
@@ -128,6 +133,12 @@ var mxJSON = map[string]string{
 	// Turns that wait: nothing waits in the sender's exchange (409 is past every check).
 	"POST /api/chat/exchange/:id/tool_results": `{"results": [{"call_id": "none", "approved": true}]}`,
 	"PUT /api/account/tools":                   `{"remember": "confirm"}`,
+	// Projects, instructions and memory.
+	"POST /api/projects":            `{"name": "Matrix"}`,
+	"PATCH /api/projects/:id":       `{"instructions": "Be brief."}`,
+	"PUT /api/account/instructions": `{"about": "a", "style": "b"}`,
+	"POST /api/memories":            `{"content": "likes tea"}`,
+	"PATCH /api/memories/:id":       `{"content": "likes green tea"}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's
@@ -189,6 +200,9 @@ func mxKind(pattern, param string) (string, bool) {
 			if i+1 < len(segs) && segs[i+1] == "edit" {
 				return "user_message", true // only a user message is edited
 			}
+			if i+1 < len(segs) && segs[i+1] == "instructions" {
+				return "proposal", true // a reply a turn wrote records its instructions
+			}
 			return "message", true
 		case "pages":
 			return "page", true
@@ -202,6 +216,10 @@ func mxKind(pattern, param string) (string, bool) {
 			return "share", true
 		case "files":
 			return "file", true
+		case "projects":
+			return "project", true
+		case "memories":
+			return "memory", true
 		}
 	}
 	return "", false
@@ -454,6 +472,17 @@ func (m *mx) rows(api *client) mxRows {
 		m.t.Fatal(err)
 	}
 	r["file"] = file.ID
+	projectName := fmt.Sprintf("Project %d", m.n)
+	project, err := m.a.store.CreateProject(ctx, uid, models.ProjectInput{Name: &projectName})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["project"] = project.ID
+	memory, err := m.a.store.AddMemory(ctx, uid, "likes tea", nil)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	r["memory"] = memory.ID
 	r["job"] = int64(500_000 + m.n)
 	m.a.adminExchange(uid, adminEx{scope: models.ScopeJob, job: strconv.FormatInt(r["job"], 10), queries: []string{"a job question"}})
 	return r

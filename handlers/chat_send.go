@@ -35,6 +35,7 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query, AfterSeq: afterSeq,
 		Attachments: files,
+		Temporary:   exchangeID == 0 && c.FormValue("temporary") == "1", // a new chat only
 	})
 	if err != nil {
 		return formRefusal(err, func(status int, reason string) error {

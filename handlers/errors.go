@@ -22,6 +22,7 @@ type apiError struct {
 func classify(err error) (int, string) {
 	var fe *fiber.Error
 	var ie *agents.InputError
+	var inv *models.InvalidError
 	switch {
 	case asRefusal(err) != nil:
 		return asRefusal(err).Status, asRefusal(err).Reason
@@ -33,6 +34,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusBadRequest, ie.Msg
 	case errors.Is(err, models.ErrNotFound):
 		return fiber.StatusNotFound, "Not found"
+	case errors.As(err, &inv):
+		return fiber.StatusBadRequest, inv.Msg
 	case errors.Is(err, models.ErrExchangeGone):
 		return fiber.StatusGone, goneMessage
 	case tooMany(err) != nil:
@@ -63,7 +66,8 @@ const goneMessage = "This conversation was deleted (or your account was) while t
 // state of the conversation or page.
 var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
-	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting, models.ErrFileInUse}
+	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting, models.ErrFileInUse,
+	models.ErrProjectNameTaken, models.ErrMemoryFull}
 
 // refusals are the admin actions the store refuses to protect the service
 // itself (the last administrator, one's own account): 409, said as a sentence.

@@ -66,6 +66,15 @@ var pathBuilders = map[string]string{
 	"POST /account/shares/:id/update":        paths.AccountShareUpdate(1),
 	"POST /account/shares/:id/revoke":        paths.AccountShareRevoke(1),
 	"POST /admin/shares/:id/revoke":          paths.AdminShareRevoke(1),
+	"GET /chat/:id/project":                  paths.ChatProject(1),
+	"POST /chat/:id/project":                 paths.ChatProject(1),
+	"POST /chat/:id/keep":                    paths.ChatKeep(1),
+	"POST /account/memories/:id":             paths.AccountMemory(1),
+	"POST /account/memories/:id/delete":      paths.AccountMemoryDelete(1),
+	"GET /projects/:id":                      paths.Project(1),
+	"POST /projects/:id/instructions":        paths.ProjectInstructions(1),
+	"POST /projects/:id/delete":              paths.ProjectDelete(1),
+	"POST /projects/:id/chat":                paths.ProjectChat(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and

@@ -71,6 +71,19 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/files/:id", h.apiFile)
 	api.Get("/files/:id/thumbnail", h.apiFileThumbnail)
 	api.Delete("/files/:id", h.apiFileDelete)
+	// Projects, the person's instructions and memory (issue 27).
+	api.Get("/projects", h.apiProjects)
+	api.Post("/projects", h.apiProjectCreate)
+	api.Get("/projects/:id", h.apiProject)
+	api.Patch("/projects/:id", h.apiProjectUpdate)
+	api.Delete("/projects/:id", h.apiProjectDelete)
+	api.Get("/account/instructions", h.apiAccountInstructions)
+	api.Put("/account/instructions", h.apiAccountInstructionsPut)
+	api.Get("/memories", h.apiMemories)
+	api.Post("/memories", h.apiMemoryCreate)
+	api.Patch("/memories/:id", h.apiMemoryUpdate)
+	api.Delete("/memories/:id", h.apiMemoryDelete)
+	api.Get("/chat/message/:id/instructions", h.apiMessageInstructions)
 	api.Use(h.apiNotFound)
 
 	// The account page's import form streams its file (up to 256 MiB): it
@@ -130,7 +143,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/unread", h.chatUnread)
 	chat.Get("/:id/share", h.chatShareForm)
 	chat.Post("/:id/share", h.chatShareCreate)
-	chat.Post("/:id/tools", h.chatTools) // a waiting tool call's card: approve, deny, the editor's text
+	chat.Post("/:id/tools", h.chatTools)     // a waiting tool call's card: approve, deny, the editor's text
+	chat.Get("/:id/project", h.chatMoveForm) // move to a project (projects.go)
+	chat.Post("/:id/project", h.chatMove)
+	chat.Post("/:id/keep", h.chatKeep) // a temporary chat kept
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -143,7 +159,20 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/identities/:id/unlink", h.accountIdentityUnlink)
 	account.Post("/shares/:id/update", h.accountShareUpdate)
 	account.Post("/shares/:id/revoke", h.accountShareRevoke)
-	account.Post("/tools", h.accountTools) // the tool permissions (issue 25)
+	account.Post("/tools", h.accountTools)               // the tool permissions (issue 25)
+	account.Post("/instructions", h.accountInstructions) // About me / How to answer (issue 27)
+	account.Post("/memories", h.accountMemoryAdd)
+	account.Post("/memories/:id", h.accountMemoryEdit)
+	account.Post("/memories/:id/delete", h.accountMemoryDelete)
+
+	// Projects: the list, a project's page, a new chat in it (projects.go).
+	projects := app.Group("/projects", h.requireUser)
+	projects.Get("/", h.projects)
+	projects.Post("/", h.projectCreate)
+	projects.Get("/:id", h.project)
+	projects.Post("/:id/instructions", h.projectInstructions)
+	projects.Post("/:id/delete", h.projectDelete)
+	projects.Post("/:id/chat", h.projectChat)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

@@ -17,8 +17,11 @@ type ExchangeQuery struct {
 	PageID   int64  // with ScopePage: that page's exchanges only
 	Archived bool   // the archived exchanges only; otherwise only the others
 	Pinned   *bool  // set: only the pinned (true) or only the unpinned (false)
-	Before   *Cursor
-	Limit    int
+	// ProjectID set: that project's chats only. Temporary chats are never
+	// listed.
+	ProjectID *int64
+	Before    *Cursor
+	Limit     int
 }
 
 // ExchangeSummary is an exchange as the history lists show it: its first
@@ -95,7 +98,7 @@ func (s *Store) Summary(ctx context.Context, userID, id int64) (*ExchangeSummary
 // items, SELECT * of the headers and a second query for the messages cost
 // twice as much (the columns' decoding, the second statement's reads).
 const historySelect = `SELECT e.id, e.scope, e.page_id, e.job_id, e.title, e.agent_type, e.forked_from_id, e.forked_at_seq,
-	e.pinned, e.archived, e.turn_count, e.created_at, e.updated_at, e.turn_status, e.turn_waiting,
+	e.pinned, e.archived, e.turn_count, e.created_at, e.updated_at, e.turn_status, e.turn_waiting, e.project_id,
 	q.content, r.content, r.agent_response, l.feedback
 	FROM exchanges e
 	LEFT JOIN messages q ON q.id = e.first_query_id
@@ -115,6 +118,11 @@ func HistorySQL(userID int64, q ExchangeQuery) (string, []any) {
 		b.WriteString(` AND e.page_id = ?`)
 		args = append(args, q.PageID)
 	}
+	if q.ProjectID != nil {
+		b.WriteString(` AND e.project_id = ?`)
+		args = append(args, *q.ProjectID)
+	}
+	b.WriteString(` AND NOT e.temporary`)
 	if q.Pinned != nil {
 		b.WriteString(` AND e.pinned = ?`)
 		args = append(args, *q.Pinned)
@@ -147,7 +155,7 @@ func (s *Store) summaries(ctx context.Context, userID int64, capacity int, query
 		sum := ExchangeSummary{Exchange: Exchange{UserID: userID}}
 		e := &sum.Exchange
 		if err := rows.Scan(&e.ID, &e.Scope, &e.PageID, &e.JobID, &e.Title, &e.AgentType, &e.ForkedFromID, &e.ForkedAtSeq,
-			&e.Pinned, &e.Archived, &e.TurnCount, &e.CreatedAt, &e.UpdatedAt, &e.TurnStatus, &e.TurnWaiting,
+			&e.Pinned, &e.Archived, &e.TurnCount, &e.CreatedAt, &e.UpdatedAt, &e.TurnStatus, &e.TurnWaiting, &e.ProjectID,
 			&qText, &rText, &resp, &sum.Feedback); err != nil {
 			return nil, err
 		}

@@ -162,6 +162,7 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 	ex := &Exchange{
 		UserID: userID, Scope: parent.Scope, PageID: parent.PageID, JobID: parent.JobID,
 		Title: parent.Title, AgentType: parent.AgentType, ForkedFromID: &parent.ID, ForkedAtSeq: &seq,
+		ProjectID: parent.ProjectID, Temporary: parent.Temporary,
 		CreatedAt: at, UpdatedAt: at, TurnStatus: TurnIdle,
 	}
 	if parent.Scope == ScopeJob {

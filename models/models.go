@@ -127,6 +127,12 @@ type Exchange struct {
 	// TurnWaiting says the log ends with tool calls that wait for a person
 	// or the browser: the turn is paused (TurnStatus idle, no lease).
 	TurnWaiting bool `gorm:"not null"`
+	// ProjectID is the project the chat belongs to, if any (a fork starts
+	// in its parent's).
+	ProjectID *int64
+	// Temporary chats stay out of history, search and memory, and go
+	// TemporaryRetention after their last activity (UpdatedAt).
+	Temporary bool `gorm:"not null"`
 	// Cancelled, on the header StartTurn returns, are the results it wrote
 	// for calls that waited (the person moved on): for the live tabs.
 	Cancelled []*Message `gorm:"-"`

@@ -14,7 +14,8 @@ import (
 
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
-	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{}}
+	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{},
+	&Project{}, &AccountInstructions{}, &Memory{}, &InstructionText{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and

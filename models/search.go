@@ -25,8 +25,10 @@ type SearchQuery struct {
 	// Exclude, when set, leaves out one exchange (a search made from a
 	// chat does not find the chat it is made from).
 	Exclude int64
-	Before  *SearchCursor
-	Limit   int
+	// ProjectID set: that project's chats only.
+	ProjectID *int64
+	Before    *SearchCursor
+	Limit     int
 }
 
 // RoleTitle is the role of a hit on an exchange's title.
@@ -203,6 +205,13 @@ func searchFilters(userID int64, q SearchQuery) (string, []any) {
 		where += " AND e.archived = ?"
 		args = append(args, false)
 	}
+	if q.ProjectID != nil {
+		where += " AND e.project_id = ?"
+		args = append(args, *q.ProjectID)
+	}
+	// Temporary chats are never found.
+	where += " AND e.temporary = ?"
+	args = append(args, false)
 	return where, args
 }
 

@@ -21,6 +21,8 @@ type TurnStart struct {
 	AgentType  string
 	Query      string
 	Owner      string // who holds the turn's lease
+	ProjectID  *int64 // of a new exchange: the user's project it starts in
+	Temporary  bool   // of a new exchange: a temporary chat
 	// AfterSeq, with ExchangeID, is the last seq the writer had seen: if
 	// the log holds entries after it, StartTurn gives ErrLogMoved and
 	// writes nothing (the caller forks instead: StartFork at AfterSeq+1).
@@ -61,6 +63,12 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				Title: TitleFrom(t.Query), AgentType: t.AgentType, TurnCount: 1,
 				CreatedAt: at, UpdatedAt: at, TurnStatus: TurnRunning,
 				TurnOwner: &owner, TurnHeartbeatAt: &at, TurnAttempts: 1,
+				ProjectID: t.ProjectID, Temporary: t.Temporary,
+			}
+			if t.ProjectID != nil {
+				if err := tx.Select("id").Where("id = ? AND user_id = ?", *t.ProjectID, t.UserID).Take(&Project{}).Error; err != nil {
+					return err // another user's project: ErrNotFound
+				}
 			}
 			if err := tx.Create(&ex).Error; err != nil {
 				if t.JobID != nil && errors.Is(err, gorm.ErrDuplicatedKey) {

@@ -302,3 +302,34 @@ func AdminShareRevoke(shareID int64) string { return AdminShares + "/" + id(shar
 // ChatRead and ChatUnread mark a conversation read or unread.
 func ChatRead(exchangeID int64) string   { return Chat(exchangeID) + "/read" }
 func ChatUnread(exchangeID int64) string { return Chat(exchangeID) + "/unread" }
+
+// Projects, the person's instructions and memory (issue 27).
+const (
+	Projects            = "/projects"             // the list, and the new-project form's target
+	AccountInstructions = "/account/instructions" // About me / How to answer
+	AccountMemories     = "/account/memories"     // add a memory entry
+)
+
+// Project is a project's page: /projects/{id}.
+func Project(projectID int64) string { return Projects + "/" + id(projectID) }
+
+// ProjectInstructions saves a project's instructions: /projects/{id}/instructions.
+func ProjectInstructions(projectID int64) string { return Project(projectID) + "/instructions" }
+
+// ProjectDelete deletes a project: /projects/{id}/delete.
+func ProjectDelete(projectID int64) string { return Project(projectID) + "/delete" }
+
+// ProjectChat starts a chat in a project: /projects/{id}/chat.
+func ProjectChat(projectID int64) string { return Project(projectID) + "/chat" }
+
+// ChatProject is a chat's move to a project (GET the form, POST it): /chat/{id}/project.
+func ChatProject(exchangeID int64) string { return Chat(exchangeID) + "/project" }
+
+// ChatKeep makes a temporary chat a normal one: /chat/{id}/keep.
+func ChatKeep(exchangeID int64) string { return Chat(exchangeID) + "/keep" }
+
+// AccountMemory edits a memory entry: /account/memories/{id}.
+func AccountMemory(memoryID int64) string { return AccountMemories + "/" + id(memoryID) }
+
+// AccountMemoryDelete deletes a memory entry: /account/memories/{id}/delete.
+func AccountMemoryDelete(memoryID int64) string { return AccountMemory(memoryID) + "/delete" }

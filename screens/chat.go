@@ -121,6 +121,9 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 		side.Pinned = append(side.Pinned, it)
 	}
 	side.UnreadCount = len(unread)
+	if side.Projects, err = s.ProjectLinks(ctx, v, 0); err != nil {
+		return views.Sidebar{}, err
+	}
 	side.History, err = s.HistoryList(ctx, v, current, cursor, cursor != nil)
 	return side, err
 }

@@ -73,7 +73,7 @@ func (s *Screens) conversation(ctx context.Context, v Viewer, id int64, win Wind
 		return views.Conversation{}, nil, err
 	}
 	conv := views.Conversation{ID: id, Heading: Heading(v, ex), Messages: s.Messages(v, msgs),
-		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last, FromShare: fromShare}
+		AdminViewed: AdminViewed(seen), TurnStatus: ex.TurnStatus, LastSeq: last, FromShare: fromShare, Temporary: ex.Temporary}
 	first, lastShown := seqSpan(msgs)
 	if first > 0 {
 		conv.Older = &views.MoreLink{Fragment: paths.ChatMessagesBefore(id, first, at), Page: paths.ChatBefore(id, first, at)}

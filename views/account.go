@@ -26,7 +26,8 @@ type AccountScreen struct {
 	LinkProviders []string
 	IdentityError string
 	NoPassword    bool
-	Files         AccountFiles // the file limits and this user's usage (issue 26)
+	Files         AccountFiles  // the file limits and this user's usage (issue 26)
+	Memory        AccountMemory // About me / How to answer, and the memory entries
 }
 
 // AccountIdentity is one identity at a provider, as the account page lists it.

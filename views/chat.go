@@ -17,8 +17,9 @@ type ChatScreen struct {
 // Sidebar is the conversations sidebar: the search box, the pinned
 // conversations, then the others by last activity, a batch at a time.
 type Sidebar struct {
-	Pinned  []HistoryItem // every pinned conversation, most recent first
-	History HistoryList   // the others (archived ones are in neither)
+	Projects []ProjectLink // above the day groups (issue 27)
+	Pinned   []HistoryItem // every pinned conversation, most recent first
+	History  HistoryList   // the others (archived ones are in neither)
 	// UnreadCount is how many conversations are unread: the tab's title
 	// shows it (app.js).
 	UnreadCount int
@@ -45,6 +46,9 @@ type Conversation struct {
 	// transcript may not show (a window): the live connection resumes
 	// after it.
 	LastSeq int64
+	// Temporary says it is a temporary chat: the page says so, with
+	// "Keep this chat".
+	Temporary bool
 }
 
 // Message roles the transcript shows.
@@ -231,6 +235,9 @@ type Composer struct {
 	// instead of landing after someone else's (app.js keeps it current).
 	AfterSeq int64
 }
+
+// temporaryNotice is what a temporary chat's page says.
+const temporaryNotice = "This is a temporary chat: it stays out of your history, search and memory, and is deleted 24 hours after its last message, or when you sign out."
 
 // HistoryList is one batch of the history sidebar.
 type HistoryList struct {

@@ -40,3 +40,36 @@ func retainPeriodically(ctx context.Context, store retainer, every time.Duration
 		}
 	}
 }
+
+// temporarySweeper deletes expired temporary chats (models.Store does).
+type temporarySweeper interface {
+	PurgeTemporary(ctx context.Context, at time.Time) (int64, error)
+}
+
+// TemporaryEvery is how often expired temporary chats are looked for: a
+// chat goes within this of 24 hours after its last activity.
+const TemporaryEvery = 5 * time.Minute
+
+// sweepTemporary deletes the temporary chats whose last activity is 24
+// hours before clock(), at start and then every interval, for as long as
+// ctx lives. clock is injected so a test can move time.
+func sweepTemporary(ctx context.Context, store temporarySweeper, every time.Duration, clock func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := store.PurgeTemporary(ctx, clock())
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("deleting expired temporary chats failed", "err", err)
+		case n > 0:
+			log.Info("deleted expired temporary chats", "exchanges", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +100,64 @@ func TestRetainPeriodically(t *testing.T) {
 	if !strings.Contains(logs.String(), "retention deleted old conversations") {
 		t.Errorf("the run was not logged: %s", logs.String())
 	}
+}
+
+// TestSweepTemporaryGoesByTheClock: a temporary chat goes once the injected
+// clock is 24 hours past its last activity; a normal chat stays.
+func TestSweepTemporaryGoesByTheClock(t *testing.T) {
+	ctx := context.Background()
+	store, err := models.Open(filepath.Join(t.TempDir(), "p.db"), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u, err := store.CreateUser(ctx, "ann", "h", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(temporary bool) int64 {
+		ex, _, err := store.StartTurn(ctx, models.TurnStart{UserID: u.ID, Scope: models.ScopeGeneral, AgentType: "router", Query: "q", Owner: "t", Temporary: temporary})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.FinishTurn(ctx, ex.ID, "t", &models.Message{Role: models.RoleAssistant, Content: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		return ex.ID
+	}
+	tmp, kept := start(true), start(false)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	jobCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		sweepTemporary(jobCtx, store, 10*time.Millisecond, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		close(done)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := store.Exchange(ctx, u.ID, tmp); err != nil {
+		t.Fatalf("gone before its time: %v", err)
+	}
+	mu.Lock()
+	now = now.Add(25 * time.Hour)
+	mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := store.Exchange(ctx, u.ID, tmp); errors.Is(err, models.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the temporary chat outlived its 24 hours")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := store.Exchange(ctx, u.ID, kept); err != nil {
+		t.Errorf("a normal chat went: %v", err)
+	}
+	stop()
+	<-done
 }

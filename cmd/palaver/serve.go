@@ -151,6 +151,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	go recoverPeriodically(ctx, svc, recoverEvery, log)
 	go retainPeriodically(ctx, store, models.RetentionEvery, log)
+	go sweepTemporary(ctx, store, TemporaryEvery, time.Now, log)
 
 	app := handlers.New(handlers.Deps{
 		Store:    store,

@@ -1,0 +1,317 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"palaver/models"
+)
+
+// Projects, the person's instructions and memory (issue 27), as the JSON
+// API shows them.
+
+// apiProject is a project as the API shows it.
+type apiProject struct {
+	ID            int64     `json:"id"`
+	UID           string    `json:"uid"`
+	Name          string    `json:"name"`
+	Instructions  string    `json:"instructions"`
+	ParentID      *int64    `json:"parent_id"`
+	Memory        bool      `json:"memory"`
+	AgentType     string    `json:"agent_type"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	ExchangeCount int64     `json:"exchange_count"`
+}
+
+func newAPIProject(p *models.ProjectSummary) apiProject {
+	return apiProject{ID: p.ID, UID: p.UID, Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID,
+		Memory: p.Memory, AgentType: p.AgentType, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, ExchangeCount: p.ExchangeCount}
+}
+
+// optionalID is a JSON field that may be absent, null or an id: Set tells
+// absent from null.
+type optionalID struct {
+	Set bool
+	ID  *int64
+}
+
+func (o *optionalID) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	return json.Unmarshal(b, &o.ID)
+}
+
+// asParent is the id as models.ProjectInput takes a parent: 0 for null.
+func (o optionalID) asParent() *int64 {
+	if !o.Set {
+		return nil
+	}
+	if o.ID == nil {
+		return new(int64)
+	}
+	return o.ID
+}
+
+// apiProjectPayload is the body of POST and PATCH /api/projects.
+type apiProjectPayload struct {
+	Name         *string    `json:"name"`
+	Instructions *string    `json:"instructions"`
+	ParentID     optionalID `json:"parent_id"`
+	Memory       *bool      `json:"memory"`
+	AgentType    *string    `json:"agent_type"`
+}
+
+func (p apiProjectPayload) input() models.ProjectInput {
+	return models.ProjectInput{Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID.asParent(),
+		Memory: p.Memory, AgentType: p.AgentType}
+}
+
+// apiProjects lists the user's projects.
+func (h *Handlers) apiProjects(c *fiber.Ctx) error {
+	ps, err := h.store.Projects(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	out := make([]apiProject, len(ps))
+	for i := range ps {
+		out[i] = newAPIProject(&ps[i])
+	}
+	return c.JSON(out)
+}
+
+// apiProjectCreate makes a project: 201.
+func (h *Handlers) apiProjectCreate(c *fiber.Ctx) error {
+	var p apiProjectPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	pr, err := h.store.CreateProject(c.UserContext(), currentUser(c).ID, p.input())
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(newAPIProject(pr))
+}
+
+// apiProject answers one of the user's projects.
+func (h *Handlers) apiProject(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	pr, err := h.store.Project(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIProject(pr))
+}
+
+// apiProjectUpdate changes one of the user's projects.
+func (h *Handlers) apiProjectUpdate(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var p apiProjectPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	pr, err := h.store.UpdateProject(c.UserContext(), currentUser(c).ID, id, p.input())
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIProject(pr))
+}
+
+// apiProjectDeleted is the answer of DELETE /api/projects/{id}.
+type apiProjectDeleted struct {
+	Message string `json:"message"`
+	Moved   int64  `json:"moved"`
+	Deleted int64  `json:"deleted"`
+}
+
+// apiProjectDelete deletes one of the user's projects; ?chats=keep (the
+// default) moves its chats out, ?chats=delete deletes them.
+func (h *Handlers) apiProjectDelete(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	chats := c.Query("chats", "keep")
+	if chats != "keep" && chats != "delete" {
+		return fiber.NewError(fiber.StatusBadRequest, `chats must be "keep" or "delete"`)
+	}
+	moved, deleted, err := h.store.DeleteProject(c.UserContext(), currentUser(c).ID, id, chats == "delete")
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiProjectDeleted{Message: projectDeletedMessage(moved, deleted), Moved: moved, Deleted: deleted})
+}
+
+// projectDeletedMessage says what a project's deletion did to its chats.
+func projectDeletedMessage(moved, deleted int64) string {
+	switch {
+	case deleted > 0:
+		return fmt.Sprintf("Project deleted with its %s.", plural(deleted, "chat"))
+	case moved > 0:
+		return fmt.Sprintf("Project deleted; its %s moved out.", plural(moved, "chat"))
+	}
+	return "Project deleted."
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// projectParam reads ?project_id=, which must name one of the user's
+// projects (another's, or none: 404).
+func (h *Handlers) projectParam(c *fiber.Ctx) (*int64, error) {
+	id, err := apiQueryInt(c, "project_id", 1, 1<<62, "a project's id")
+	if err != nil || id == nil {
+		return nil, err
+	}
+	if _, err := h.store.Project(c.UserContext(), currentUser(c).ID, *id); err != nil {
+		return nil, err
+	}
+	return id, nil
+}
+
+// apiInstructions is the person's own instructions.
+type apiInstructions struct {
+	About  string `json:"about"`
+	Style  string `json:"style"`
+	Memory *bool  `json:"memory,omitempty"` // the account-wide memory switch
+}
+
+// apiAccountInstructions answers the user's own instructions.
+func (h *Handlers) apiAccountInstructions(c *fiber.Ctx) error {
+	ai, err := h.store.Instructions(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiInstructions{About: ai.About, Style: ai.Style, Memory: &ai.Memory})
+}
+
+// apiAccountInstructionsPut replaces the user's own instructions; memory,
+// when absent, stays as it is.
+func (h *Handlers) apiAccountInstructionsPut(c *fiber.Ctx) error {
+	var p apiInstructions
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	userID := currentUser(c).ID
+	if p.Memory == nil {
+		ai, err := h.store.Instructions(c.UserContext(), userID)
+		if err != nil {
+			return err
+		}
+		p.Memory = &ai.Memory
+	}
+	ai, err := h.store.SetInstructions(c.UserContext(), userID, p.About, p.Style, *p.Memory)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiInstructions{About: ai.About, Style: ai.Style, Memory: &ai.Memory})
+}
+
+// apiMemory is a memory entry as the API shows it.
+type apiMemory struct {
+	ID         int64     `json:"id"`
+	Content    string    `json:"content"`
+	Source     string    `json:"source"` // "manual" or "exchange"
+	ExchangeID *int64    `json:"exchange_id"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func newAPIMemory(m *models.Memory) apiMemory {
+	return apiMemory{ID: m.ID, Content: m.Content, Source: m.Source, ExchangeID: m.ExchangeID, CreatedAt: m.CreatedAt}
+}
+
+// apiMemoryPayload is the body of POST and PATCH /api/memories.
+type apiMemoryPayload struct {
+	Content string `json:"content"`
+}
+
+// apiMemories lists the user's memory entries.
+func (h *Handlers) apiMemories(c *fiber.Ctx) error {
+	ms, err := h.store.Memories(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	out := make([]apiMemory, len(ms))
+	for i := range ms {
+		out[i] = newAPIMemory(&ms[i])
+	}
+	return c.JSON(out)
+}
+
+// apiMemoryCreate adds a memory entry: 201.
+func (h *Handlers) apiMemoryCreate(c *fiber.Ctx) error {
+	var p apiMemoryPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	m, err := h.store.AddMemory(c.UserContext(), currentUser(c).ID, p.Content, nil)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(newAPIMemory(m))
+}
+
+// apiMemoryUpdate changes a memory entry's text.
+func (h *Handlers) apiMemoryUpdate(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var p apiMemoryPayload
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	m, err := h.store.UpdateMemory(c.UserContext(), currentUser(c).ID, id, p.Content)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newAPIMemory(m))
+}
+
+// apiMemoryDelete deletes a memory entry.
+func (h *Handlers) apiMemoryDelete(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteMemory(c.UserContext(), currentUser(c).ID, id); err != nil {
+		return err
+	}
+	return c.JSON(apiNotice{Message: "Memory entry deleted."})
+}
+
+// apiMessageInstructionsText is what a reply's agent was told.
+type apiMessageInstructionsText struct {
+	Text string `json:"text"`
+	Hash string `json:"hash"`
+}
+
+// apiMessageInstructions answers the system text one of the user's
+// replies was given.
+func (h *Handlers) apiMessageInstructions(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.MessageInstructions(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apiMessageInstructionsText{Text: t.Text, Hash: t.Hash})
+}

@@ -1,0 +1,129 @@
+package models
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// MemoryBudget bounds the characters of memory entries put in one turn's
+// context: the newest entries that fit go in.
+const MemoryBudget = 8_000
+
+// InstructionText is a composed system text, kept once per person and
+// hash so that a reply's record of it can be read back.
+type InstructionText struct {
+	ID        int64     `gorm:"primaryKey"`
+	UserID    int64     `gorm:"not null"`
+	Hash      string    `gorm:"not null"`
+	Text      string    `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+// Composed is the system text in force for a turn: the person's own
+// instructions, the project's, then the memory entries, in that order.
+type Composed struct {
+	Text      string
+	Hash      string // SHA-256 hex of Text
+	ProjectID *int64
+}
+
+// Metadata is how a reply records it (agent_response.metadata.instructions).
+func (c Composed) Metadata() map[string]any {
+	return map[string]any{"project_id": c.ProjectID, "hash": c.Hash}
+}
+
+// ComposeInstructions builds the system text for a turn in the user's
+// exchange and keeps it (InstructionText). Memory is left out when the
+// account or the chat's project turns it off, and in a temporary chat.
+func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int64) (Composed, error) {
+	db := s.db.WithContext(ctx)
+	var ex Exchange
+	if err := db.Select("id, project_id, temporary").Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
+		return Composed{}, wrap("compose instructions", err)
+	}
+	acct, err := s.Instructions(ctx, userID)
+	if err != nil {
+		return Composed{}, err
+	}
+	var b strings.Builder
+	section := func(head, body string) {
+		if strings.TrimSpace(body) == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(head + "\n" + strings.TrimSpace(body))
+	}
+	section("About the person you are talking to:", acct.About)
+	section("How the person wants you to answer:", acct.Style)
+	memory := acct.Memory && !ex.Temporary
+	var out Composed
+	if ex.ProjectID != nil {
+		var p Project
+		if err := db.Where("id = ? AND user_id = ?", *ex.ProjectID, userID).Take(&p).Error; err != nil {
+			return Composed{}, wrap("compose instructions", err)
+		}
+		out.ProjectID = &p.ID
+		section(fmt.Sprintf("Instructions of the project %q:", p.Name), p.Instructions)
+		memory = memory && p.Memory
+	}
+	if memory {
+		var mems []Memory
+		if err := db.Where("user_id = ?", userID).Order("id DESC").Limit(MaxMemories).Find(&mems).Error; err != nil {
+			return Composed{}, wrap("compose instructions", err)
+		}
+		var lines []string
+		used := 0
+		for _, m := range mems { // newest first, while they fit
+			if used+len(m.Content) > MemoryBudget {
+				break
+			}
+			used += len(m.Content)
+			lines = append([]string{"- " + m.Content}, lines...)
+		}
+		section("What you remember about the person:", strings.Join(lines, "\n"))
+	}
+	out.Text = b.String()
+	sum := sha256.Sum256([]byte(out.Text))
+	out.Hash = hex.EncodeToString(sum[:])
+	err = db.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&InstructionText{UserID: userID, Hash: out.Hash, Text: out.Text, CreatedAt: now()}).Error
+	return out, wrap("keep instructions", err)
+}
+
+// MessageInstructions is the system text one of the user's replies was
+// given, as its metadata names it; a message without one is not found.
+func (s *Store) MessageInstructions(ctx context.Context, userID, messageID int64) (*InstructionText, error) {
+	var m Message
+	err := s.db.WithContext(ctx).Where("id = ? AND exchange_id IN (?)", messageID,
+		s.db.Model(&Exchange{}).Select("id").Where("user_id = ?", userID)).Take(&m).Error
+	if err != nil {
+		return nil, wrap("message instructions", err)
+	}
+	var hash string
+	if m.AgentResponse != nil {
+		if in, ok := m.AgentResponse.Metadata["instructions"].(map[string]any); ok {
+			hash, _ = in["hash"].(string)
+		}
+	}
+	if hash == "" {
+		return nil, fmt.Errorf("message instructions: %w", ErrNotFound)
+	}
+	var t InstructionText
+	err = s.db.WithContext(ctx).Where("user_id = ? AND hash = ?", userID, hash).Take(&t).Error
+	if err == gorm.ErrRecordNotFound && hash == emptyHash {
+		return &InstructionText{UserID: userID, Hash: hash}, nil
+	}
+	return &t, wrap("message instructions", err)
+}
+
+// emptyHash is the SHA-256 of no text.
+const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
