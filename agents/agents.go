@@ -49,6 +49,14 @@ type Request struct {
 	// SearchChats, when set (a general chat's turn), searches the user's
 	// conversations as a recorded sub-run of the turn.
 	SearchChats SearchFunc
+	// CallTool, when set, calls a registered tool (tools.go): the call and
+	// its result are committed; a call that must wait gives ErrPaused.
+	CallTool ToolCaller
+	// TurnLog holds the entries this turn wrote before it paused (or
+	// failed), oldest first: a resumed turn finds its calls there.
+	TurnLog []models.Message
+	// Tools is the registry (what a model may be offered).
+	Tools *Registry
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

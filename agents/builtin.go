@@ -107,8 +107,24 @@ func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)
 			content, confidence = searchReply(out), "high"
 			break
 		}
+		if tool, ok := routerToolRequest(req.Query); ok && req.CallTool != nil {
+			text, err := b.callTool(ctx, req, tool)
+			if err != nil {
+				return nil, err
+			}
+			content, confidence = text, "high"
+			break
+		}
 		content, confidence = routerReply(req)
 	case AgentPageAssistant:
+		if reviewRequest.MatchString(req.Query) && req.CallTool != nil {
+			text, err := b.callTool(ctx, req, toolRequest{name: ToolReadEditor, args: map[string]any{}})
+			if err != nil {
+				return nil, err
+			}
+			content, confidence = text, "high"
+			break
+		}
 		r, err := pageAssistantReply(req)
 		if err != nil {
 			return nil, err

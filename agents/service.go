@@ -44,6 +44,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer hears how turns go (metrics); nil: nobody.
 	Observer Observer
+	// Tools are registered besides the builtin ones (tests add some).
+	Tools []*Tool
 }
 
 // Service runs agents and the turns that call them.
@@ -65,6 +67,8 @@ type Service struct {
 	// waker carries the service's turns to and from other processes on
 	// PostgreSQL (wake.go); nil on SQLite.
 	waker *Waker
+	// tools is every tool an agent can call (tools.go).
+	tools *Registry
 }
 
 // New builds a service over a store and a provider.
@@ -103,6 +107,7 @@ func New(store *models.Store, provider Provider, opts Options) *Service {
 	s := &Service{
 		store: store, provider: provider, hub: opts.Hub, owner: processOwner(), opts: opts,
 		running: map[int64]*running{}, bg: bg, stopBg: stopBg,
+		tools: NewRegistry(append(builtinTools().All(), opts.Tools...)...),
 	}
 	store.OnDeleted(s.publishDeletions)   // deletions.go
 	store.OnAccountChanged(s.hub.Recheck) // the account's sockets and streams check who they speak as
@@ -167,6 +172,11 @@ type TurnResult struct {
 	Stopped  bool // the user stopped it: Reply holds what was written so far
 	Cached   bool // a job's first answer, returned without running the agent
 	Forked   bool // Exchange is a fork made for this turn (an edit, a regeneration, a stale AfterSeq)
+	// Paused says the turn waits for tool answers (Pending): Reply is nil
+	// and Text holds what was written before it paused.
+	Paused  bool
+	Pending []PendingCall
+	Text    string
 }
 
 // ValidateQuery checks a user message before anything is stored.

@@ -124,6 +124,7 @@ type turnInput struct {
 	retry   bool         // the user message was there already: no entry event for it
 	forked  bool         // the exchange is a fork made for this turn
 	answer  int          // a regeneration's place among the answers to its message (0: the first)
+	resumed bool         // the turn goes on after its waiting calls were answered
 	log     *slog.Logger // the turn's lines, with the starting request's id
 }
 
@@ -211,6 +212,13 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	if ex.Scope == models.ScopeGeneral {
 		req.SearchChats = s.searchTool(ex, req.OnEntry)
 	}
+	if in.retry { // resumed, or tried again: the turn's earlier entries
+		if req.TurnLog, err = s.store.TurnEntries(db, ex.UserID, ex.ID); err != nil {
+			return s.fail(db, res, err)
+		}
+	}
+	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
+	req.CallTool, req.Tools = tools.Call, s.tools
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
 		partial.add(d, func(offset int) {
 			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d, Offset: offset})
@@ -235,6 +243,8 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		return s.fail(db, res, &FailureError{
 			Reason: fmt.Sprintf("The reply took longer than %s and was stopped.", s.opts.TurnTimeout), Err: errTimedOut,
 		})
+	case errors.Is(err, ErrPaused) && len(tools.waiting) > 0:
+		return s.pause(db, t, res, tools.waiting, partial.String())
 	case err != nil:
 		return s.fail(db, res, err)
 	}
@@ -307,6 +317,9 @@ func (s *Service) Stop(ctx context.Context, userID, exchangeID int64) (*TurnResu
 		}
 		if ex.TurnStatus == models.TurnRunning {
 			return s.stopElsewhere(ctx, userID, exchangeID) // hook: wake_hooks.go
+		}
+		if ex.TurnWaiting {
+			return s.stopPaused(ctx, userID, exchangeID) // tools.go
 		}
 		return nil, ErrNotRunning
 	}

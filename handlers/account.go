@@ -39,7 +39,11 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
-	return p, nil
+	tools, err := h.toolPermissions(c)
+	for _, t := range tools {
+		p.Tools = append(p.Tools, views.AccountToolRow{Tool: t.Tool, Tier: t.Tier, Description: t.Description, Default: t.DefaultPolicy, Policy: t.Policy})
+	}
+	return p, err
 }
 
 func accountTime(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") }

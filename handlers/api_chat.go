@@ -67,6 +67,12 @@ func (h *Handlers) apiChat(c *fiber.Ctx) error {
 // apiChatResult shapes a finished turn as a ChatResponse.
 func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 	id := res.Exchange.ID
+	if res.Paused { // the turn waits for tool answers: what was written so far, and what waits
+		return apiChatResponse{Response: res.Text, ExchangeID: &id, Forked: res.Forked,
+			AgentResponse: &models.AgentResponse{Content: res.Text, AgentType: res.Exchange.AgentType, Suggestions: []models.Suggestion{},
+				Metadata: map[string]any{"paused": true, "pending": res.Pending}},
+			ProcessingTime: time.Since(start).Seconds()}
+	}
 	out := apiChatResponse{Response: res.Reply.Content, AgentResponse: res.Reply.AgentResponse, ExchangeID: &id, Forked: res.Forked}
 	if res.Failed {
 		// The agent failing is the turn's outcome, not the client's error: the

@@ -32,6 +32,7 @@ type apiHistoryItem struct {
 	Archived      bool                  `json:"archived"`
 	ForkedFrom    *apiForkedFrom        `json:"forked_from"`
 	Cursor        string                `json:"cursor"`
+	Status        string                `json:"status"` // running, paused, idle or failed
 }
 
 // apiForkedFrom is where a fork branched off: its parent and the seq at
@@ -47,6 +48,7 @@ func newAPIHistoryItem(s *models.ExchangeSummary) apiHistoryItem {
 		AgentType: s.AgentType, AgentResponse: s.AgentResponse,
 		Timestamp: s.CreatedAt, UpdatedAt: s.UpdatedAt, Feedback: s.Feedback,
 		MessageCount: s.TurnCount, Pinned: s.Pinned, Archived: s.Archived, Cursor: s.Cursor().String(),
+		Status: s.RunState(),
 	}
 	it.ForkedFrom = newAPIForkedFrom(&s.Exchange)
 	return it

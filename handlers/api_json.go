@@ -123,7 +123,49 @@ func newAPIMessage(m *models.Message) apiMessage {
 	if m.Role == models.RoleAssistant {
 		it.AgentType, it.AgentResponse, it.Feedback = m.AgentType, m.AgentResponse, &m.Feedback
 	}
+	if m.Tool != nil && (m.Role == models.RoleToolCall || m.Role == models.RoleToolResult) {
+		it.AgentResponse = toolMetadata(m, "")
+	}
 	return it
+}
+
+// toolMetadata is a tool entry's agent_response: a call's {call_id, tool,
+// arguments, tier, state} (state: the latest, when known, else as the entry
+// wrote it), a result's {call_id, outcome, output?, error?}.
+func toolMetadata(m *models.Message, latest string) *models.AgentResponse {
+	f := m.Tool
+	meta := map[string]any{"call_id": f.CallID, "tool": f.Name}
+	if m.Role == models.RoleToolCall {
+		state := f.State
+		if latest != "" {
+			state = latest
+		} else if state == "" {
+			state = models.ToolDone
+		}
+		args := f.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		meta["arguments"], meta["tier"], meta["state"] = args, f.Tier, state
+		if f.Tier == "" {
+			meta["tier"] = models.ToolTierServer
+		}
+	} else {
+		outcome := f.Outcome
+		if outcome == "" {
+			outcome = models.ToolDone
+		}
+		meta["outcome"] = outcome
+		if f.Output != nil {
+			meta["output"] = f.Output
+		} else if f.Result != nil {
+			meta["output"] = f.Result
+		}
+		if f.Error != "" {
+			meta["error"] = f.Error
+		}
+	}
+	return &models.AgentResponse{Content: m.Content, Suggestions: []models.Suggestion{}, Metadata: meta}
 }
 
 // apiQueryBool reads an optional true/false query parameter (also 1/0, as

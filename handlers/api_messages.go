@@ -52,8 +52,12 @@ func (h *Handlers) apiMessages(c *fiber.Ctx) error {
 		return err
 	}
 	items := make([]apiMessage, len(msgs)) // never null: [] when empty
+	states := models.ToolCallState(msgs)   // a call's state as of the latest entry about it
 	for i := range msgs {
 		items[i] = newAPIMessage(&msgs[i])
+		if m := &msgs[i]; m.Role == models.RoleToolCall && m.Tool != nil {
+			items[i].AgentResponse = toolMetadata(m, states[m.Tool.CallID])
+		}
 	}
 	return c.JSON(items)
 }

@@ -161,7 +161,7 @@ func (st *apiStreamer) catchUp(ctx context.Context, w *bufio.Writer) error {
 			return err
 		}
 	}
-	if err := writeSSE(w, "", "turn", apiTurnState{Status: ex.TurnStatus}); err != nil {
+	if err := writeSSE(w, "", "turn", apiTurnState{Status: ex.RunState()}); err != nil {
 		return err
 	}
 	// A client that connects mid-reply gets the text written so far first.
@@ -206,7 +206,7 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 		if e.Exchange.TurnStatus != models.TurnRunning {
 			st.reply = screens.ReplyView{}
 		}
-		return writeSSE(w, "", "turn", apiTurnState{Status: e.Exchange.TurnStatus})
+		return writeSSE(w, "", "turn", apiTurnState{Status: e.Exchange.RunState()})
 	}
 	return nil
 }

@@ -68,6 +68,7 @@ var mxForms = map[string]url.Values{
 	"POST /chat/clear":                       {"confirmed": {"1"}},
 	"POST /chat/message/:id/feedback":        {"value": {"up"}},
 	"POST /chat/:id/rename":                  {"title": {"Renamed"}},
+	"POST /chat/:id/tools":                   {"call_id": {"none"}, "decision": {"approve"}},
 	"POST /chat/:id/delete":                  {"confirmed": {"1"}},
 	"POST /chat/message/:id/edit":            {"query": {"edited"}},
 	"POST /chat/:id/continue":                {"at": {"0"}},
@@ -92,6 +93,7 @@ var mxForms = map[string]url.Values{
 	// which deletes nothing.
 	"POST /account/password": {"current": {"correct horse"}, "password": {"correct horse"}},
 	"POST /account/keys":     {"name": {"laptop"}},
+	"POST /account/tools":    {"remember": {"confirm"}},
 	"POST /account/delete":   {"password": {"correct horse"}},
 }
 
@@ -107,6 +109,9 @@ var mxJSON = map[string]string{
 	"PATCH /api/chat/exchange/:id":         `{"title": "Renamed", "pinned": true}`,
 	"POST /api/chat/exchange/:id/fork":     `{"seq": 1}`,
 	"POST /api/import":                     `{"format": "palaver-export", "version": 1}`, // an empty export
+	// Turns that wait: nothing waits in the sender's exchange (409 is past every check).
+	"POST /api/chat/exchange/:id/tool_results": `{"results": [{"call_id": "none", "approved": true}]}`,
+	"PUT /api/account/tools":                   `{"remember": "confirm"}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's

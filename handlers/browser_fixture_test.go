@@ -108,6 +108,8 @@ func TestBrowser(t *testing.T) {
 		{"PhoneTargets", browserPhoneTargets},
 		{"Keyboard", browserKeyboard},
 		{"Confirmations", browserConfirmations},
+		{"ToolApproval", browserToolApproval},
+		{"ToolReadEditor", browserToolReadEditor},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -49,7 +49,8 @@ type liveFrameKey struct {
 
 // liveFrameKeyOf returns u's key, or false when u is not one kept.
 func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
-	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone || u.Sidebar != nil {
+	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone || u.Sidebar != nil ||
+		len(u.Answered) > 0 { // answered cards: rare, rendered per tab
 		return liveFrameKey{}, false
 	}
 	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, removed: u.Removed, moved: u.Moved}

@@ -17,6 +17,7 @@ var pathBuilders = map[string]string{
 	"POST /chat/:id/delete":                  paths.ChatDelete(1),
 	"POST /chat/:id/stop":                    paths.ChatStop(1),
 	"POST /chat/:id/retry":                   paths.ChatRetry(1),
+	"POST /chat/:id/tools":                   paths.ChatTools(1),
 	"POST /chat/:id/pin":                     paths.ChatPin(1),
 	"POST /chat/:id/archive":                 paths.ChatArchive(1),
 	"GET /chat/message/:id/edit":             paths.MessageEdit(1),

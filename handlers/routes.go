@@ -24,6 +24,11 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Get("/chat/exchange/:id/stream", h.apiStream)
 	api.Post("/chat/exchange/:id/stop", h.apiStop)
 	api.Post("/chat/exchange/:id/retry", h.apiRetry)
+	// Turns that wait: the calls a paused turn waits on, and their answers.
+	api.Get("/chat/exchange/:id/pending", h.apiPending)
+	api.Post("/chat/exchange/:id/tool_results", h.apiToolResults)
+	api.Get("/account/tools", h.apiAccountTools)
+	api.Put("/account/tools", h.apiAccountToolsUpdate)
 	api.Post("/chat/exchange/:id/fork", h.apiFork)
 	api.Post("/chat/exchange/:id/regenerate", h.apiRegenerate)
 	api.Get("/chat/exchange/:id/branches", h.apiBranches)
@@ -95,6 +100,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/:id/archive", h.chatArchive)
 	chat.Post("/:id/stop", h.chatStop)
 	chat.Post("/:id/retry", h.chatRetry)
+	chat.Post("/:id/tools", h.chatTools) // a waiting tool call's card: approve, deny, the editor's text
 
 	// The account page: password, API keys, data, deleting the account.
 	account := app.Group("/account", h.requireUser)
@@ -103,6 +109,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/keys", h.accountKeyCreate)
 	account.Post("/keys/:id/revoke", h.accountKeyRevoke)
 	account.Post("/delete", h.accountDelete)
+	account.Post("/tools", h.accountTools) // the tool permissions (issue 25)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

@@ -95,7 +95,7 @@ func (s *Store) Summary(ctx context.Context, userID, id int64) (*ExchangeSummary
 // items, SELECT * of the headers and a second query for the messages cost
 // twice as much (the columns' decoding, the second statement's reads).
 const historySelect = `SELECT e.id, e.scope, e.page_id, e.job_id, e.title, e.agent_type, e.forked_from_id, e.forked_at_seq,
-	e.pinned, e.archived, e.turn_count, e.created_at, e.updated_at, e.turn_status,
+	e.pinned, e.archived, e.turn_count, e.created_at, e.updated_at, e.turn_status, e.turn_waiting,
 	q.content, r.content, r.agent_response, l.feedback
 	FROM exchanges e
 	LEFT JOIN messages q ON q.id = e.first_query_id
@@ -147,7 +147,7 @@ func (s *Store) summaries(ctx context.Context, userID int64, capacity int, query
 		sum := ExchangeSummary{Exchange: Exchange{UserID: userID}}
 		e := &sum.Exchange
 		if err := rows.Scan(&e.ID, &e.Scope, &e.PageID, &e.JobID, &e.Title, &e.AgentType, &e.ForkedFromID, &e.ForkedAtSeq,
-			&e.Pinned, &e.Archived, &e.TurnCount, &e.CreatedAt, &e.UpdatedAt, &e.TurnStatus,
+			&e.Pinned, &e.Archived, &e.TurnCount, &e.CreatedAt, &e.UpdatedAt, &e.TurnStatus, &e.TurnWaiting,
 			&qText, &rText, &resp, &sum.Feedback); err != nil {
 			return nil, err
 		}

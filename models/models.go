@@ -31,7 +31,22 @@ const (
 	TurnIdle    = "idle"
 	TurnRunning = "running"
 	TurnFailed  = "failed"
+	// TurnPaused is no turn_status: it is how an idle exchange whose calls
+	// wait (TurnWaiting) is shown (RunState).
+	TurnPaused = "paused"
 )
+
+// RunState is the exchange's run state as clients see it: running, paused,
+// idle or failed.
+func (e *Exchange) RunState() string {
+	if e.TurnWaiting && e.TurnStatus != TurnRunning {
+		return TurnPaused
+	}
+	if e.TurnStatus == "" {
+		return TurnIdle
+	}
+	return e.TurnStatus
+}
 
 // Feedback values, as Galaxy's API sends them.
 const (
@@ -109,6 +124,9 @@ type Exchange struct {
 	TurnOwner       *string
 	TurnHeartbeatAt *time.Time
 	TurnAttempts    int64 `gorm:"not null"`
+	// TurnWaiting says the log ends with tool calls that wait for a person
+	// or the browser: the turn is paused (TurnStatus idle, no lease).
+	TurnWaiting bool `gorm:"not null"`
 	// ParentID and ParentSeq, for a sub-run (ScopeSubRun), are the exchange
 	// and the entry of its log that spawned it.
 	ParentID  *int64
@@ -166,12 +184,20 @@ type Suggestion struct {
 	Priority    int            `json:"priority,omitempty"`
 }
 
-// ToolFields describe a tool_call or tool_result entry.
+// ToolFields describe a tool_call or tool_result entry. A call's state
+// changes by appending: a later tool_call with the same CallID (approved:
+// running), then its tool_result (Outcome).
 type ToolFields struct {
 	CallID    string         `json:"call_id"`
 	Name      string         `json:"name"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Result    any            `json:"result,omitempty"`
+	Tier      string         `json:"tier,omitempty"`    // a call's: ToolTierServer or ToolTierBrowser
+	State     string         `json:"state,omitempty"`   // a call's state as this entry wrote it
+	Outcome   string         `json:"outcome,omitempty"` // a result's: done, denied, cancelled or failed
+	Output    any            `json:"output,omitempty"`  // a result's output (bounded)
+	Error     string         `json:"error,omitempty"`   // why a result is not done
+	By        string         `json:"by,omitempty"`      // who decided: "person", "policy", "system"
 }
 
 // ProposalRejection records that a person dismissed a proposal.

@@ -14,7 +14,7 @@ import (
 
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
-	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}}
+	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &ToolPolicy{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and

@@ -92,6 +92,13 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 				}
 				return ErrTurnRunning
 			}
+			if ex.TurnWaiting {
+				// A new message to a paused turn: its waiting calls are
+				// cancelled first, then the new turn runs.
+				if err := cancelWaitingTx(tx, &ex); err != nil {
+					return err
+				}
+			}
 		}
 		var err error
 		msg, err = appendEntry(tx, ex.ID, &Message{Role: RoleUser, Content: t.Query, CreatedAt: at})
@@ -380,4 +387,19 @@ func (s *Store) RunningTurns(ctx context.Context) ([]Exchange, error) {
 	err := s.db.WithContext(ctx).Select("id, user_id, scope, turn_owner, turn_attempts, turn_heartbeat_at").
 		Where("turn_status = ?", TurnRunning).Find(&out).Error
 	return out, wrap("running turns", err)
+}
+
+// cancelWaitingTx cancels the waiting calls of a paused exchange whose
+// lease a new turn just took (ex: its header), recording that the person
+// moved on.
+func cancelWaitingTx(tx *gorm.DB, ex *Exchange) error {
+	turn, err := turnEntries(tx, ex.ID)
+	if err != nil {
+		return err
+	}
+	if _, err := cancelCalls(tx, ex.ID, WaitingCalls(turn), MovedOn); err != nil {
+		return err
+	}
+	ex.TurnWaiting = false
+	return tx.Model(&Exchange{}).Where("id = ?", ex.ID).UpdateColumn("turn_waiting", false).Error
 }

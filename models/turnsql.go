@@ -107,6 +107,17 @@ var (
 	finishTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
 		turn_heartbeat_at = NULL, updated_at = ?
 		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
+	// Turns that wait (tools.go): pausing releases the lease with calls
+	// waiting; resuming takes it again once none waits; unpausing ends the
+	// wait without a turn (a Stop, a new message).
+	pauseTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
+		turn_heartbeat_at = NULL, turn_waiting = true, updated_at = ?
+		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
+	resumeTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnRunning + `', turn_owner = ?,
+		turn_heartbeat_at = ?, turn_waiting = false, turn_attempts = 1, updated_at = ?
+		WHERE id = ? AND turn_waiting AND turn_status <> '` + TurnRunning + `' RETURNING *`)
+	unpauseStmt = newStmt(`UPDATE exchanges SET turn_waiting = false, updated_at = ?
+		WHERE id = ? RETURNING *`)
 )
 
 // returningExchange runs an UPDATE of one exchange with RETURNING * and

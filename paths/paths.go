@@ -40,6 +40,7 @@ const (
 	AccountKeys       = "/account/keys"     // create an API key
 	AccountDelete     = "/account/delete"   // delete one's own account
 	AccountImport     = "/account/import"   // import a file (the account page's form)
+	AccountTools      = "/account/tools"    // the tool permissions (the account page's form)
 	Export            = "/api/export"       // download everything one owns (NDJSON)
 	Import            = "/api/import"       // import a Palaver or ChatGPT export
 )
@@ -73,6 +74,10 @@ func ChatRename(exchangeID int64) string { return Chat(exchangeID) + "/rename" }
 func ChatDelete(exchangeID int64) string { return Chat(exchangeID) + "/delete" }
 func ChatStop(exchangeID int64) string   { return Chat(exchangeID) + "/stop" }
 func ChatRetry(exchangeID int64) string  { return Chat(exchangeID) + "/retry" }
+
+// ChatTools answers a waiting tool call of a conversation (the approval
+// card's forms, without JavaScript too).
+func ChatTools(exchangeID int64) string { return Chat(exchangeID) + "/tools" }
 
 // ChatPin and ChatArchive pin and archive a conversation (or undo it).
 func ChatPin(exchangeID int64) string     { return Chat(exchangeID) + "/pin" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -212,7 +213,7 @@ func HistoryItem(v Viewer, ex *models.Exchange, current int64, now time.Time) vi
 		Current:    ex.ID == current,
 		Group:      views.HistoryGroup(ex.UpdatedAt, now),
 		CSRF:       v.CSRF,
-		TurnStatus: ex.TurnStatus,
+		TurnStatus: ex.RunState(),
 		Pinned:     ex.Pinned,
 		Archived:   ex.Archived,
 	}
@@ -248,12 +249,64 @@ func HighlightEntries(entries []views.PageEntry, seq int64) bool {
 // and results are the agent's working, not part of the conversation shown.
 func (s *Screens) Messages(v Viewer, msgs []models.Message) []views.ChatMessage {
 	out := make([]views.ChatMessage, 0, len(msgs))
+	answered := AnsweredCalls(msgs)
 	for i := range msgs {
 		if m, ok := s.Message(v, &msgs[i]); ok {
+			if answered[m.ID] {
+				m.Call = views.ToolCard{}
+			}
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// AnsweredCalls are the ids of the tool_call entries of msgs (a log in
+// order) that waited and have a later entry about their call: their card
+// is gone.
+func AnsweredCalls(msgs []models.Message) map[int64]bool {
+	state := models.ToolCallState(msgs)
+	out := map[int64]bool{}
+	for _, m := range msgs {
+		if m.Role == models.RoleToolCall && m.Tool != nil && waiting(m.Tool.State) && state[m.Tool.CallID] != m.Tool.State {
+			out[m.ID] = true
+		}
+	}
+	return out
+}
+
+func waiting(state string) bool {
+	return state == models.ToolAwaitingApproval || state == models.ToolAwaitingClient
+}
+
+// toolCard is a waiting call's card (a tool_call entry that waits, as far
+// as this entry says).
+func toolCard(v Viewer, m *models.Message, scopePage *int64) views.ToolCard {
+	f := m.Tool
+	c := views.ToolCard{Waiting: "client", CallID: f.CallID, Tool: f.Name, Action: paths.ChatTools(m.ExchangeID), CSRF: v.CSRF, ExchangeID: m.ExchangeID}
+	if f.State == models.ToolAwaitingApproval {
+		c.Waiting = "approval"
+	}
+	keys := make([]string, 0, len(f.Arguments))
+	for k := range f.Arguments {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		val := fmt.Sprint(f.Arguments[k])
+		if _, ok := f.Arguments[k].(string); !ok {
+			if j, err := json.Marshal(f.Arguments[k]); err == nil {
+				val = string(j)
+			}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, val)
+	}
+	c.Args = strings.TrimSuffix(b.String(), "\n")
+	if scopePage != nil {
+		c.Editor = *scopePage
+	}
+	return c
 }
 
 // Message maps one log entry, and says whether the transcript shows it.
@@ -279,6 +332,14 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 			}
 			if sub, ok := subRunID(m.Tool.Result); ok && m.Role == models.RoleToolResult {
 				e.SubRun = paths.ChatSubRun(m.ExchangeID, sub)
+			}
+			if m.Role == models.RoleToolResult && m.Tool.Output != nil {
+				if b, err := json.MarshalIndent(m.Tool.Output, "", "  "); err == nil {
+					e.Detail = string(b)
+				}
+			}
+			if m.Role == models.RoleToolCall && waiting(m.Tool.State) {
+				e.Call = toolCard(v, m, nil)
 			}
 		}
 	case models.RoleAssistant:

@@ -362,6 +362,9 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 	if len(fresh) == 0 {
 		return nil
 	}
+	if err := s.answered(u, fresh); err != nil {
+		return err
+	}
 	if s.feedPage != 0 {
 		p, err := s.sc.store.Page(s.ctx, s.v.UserID, s.feedPage)
 		if errors.Is(err, models.ErrNotFound) {
@@ -398,6 +401,39 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 		}
 	}
 	return s.moveSwitches(u, places)
+}
+
+// answered adds the cards the tab shows of calls that fresh answers (a
+// result, an approval): each goes back to its plain entry, in every tab.
+func (s *live) answered(u *views.LiveUpdate, fresh []models.Message) error {
+	answers := false
+	for _, m := range fresh {
+		if m.Tool != nil && (m.Role == models.RoleToolResult || m.Role == models.RoleToolCall && m.Tool.By != "") {
+			answers = true
+		}
+	}
+	if !answers {
+		return nil
+	}
+	turn, err := s.sc.store.TurnEntries(s.ctx, s.v.UserID, s.feed.exchangeID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	done := AnsweredCalls(turn)
+	for i := range turn {
+		m := &turn[i]
+		if !done[m.ID] || !(s.feed.sent[m.ID] || m.ID <= s.feed.floor) {
+			continue // not shown as a card in this tab
+		}
+		if e, ok := s.sc.Message(s.v, m); ok {
+			e.Call, e.SwapOOB = views.ToolCard{}, true
+			u.Answered = append(u.Answered, e)
+		}
+	}
+	return nil
 }
 
 // NewEntries maps entries new to a tab of ex's transcript (a general chat's

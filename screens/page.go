@@ -198,11 +198,17 @@ func (s *Screens) PageEntries(ctx context.Context, v Viewer, p *models.Page, msg
 		return nil, err
 	}
 	out := make([]views.PageEntry, 0, len(msgs))
+	answered := AnsweredCalls(msgs)
 	for i := range msgs {
 		m := &msgs[i]
 		chat, ok := s.Message(v, m)
 		if !ok {
 			continue
+		}
+		if answered[m.ID] {
+			chat.Call = views.ToolCard{}
+		} else if chat.Call.Waiting != "" {
+			chat.Call.Editor = p.ID // its editor's form sends the text without JavaScript
 		}
 		e := views.PageEntry{Message: chat}
 		switch {

@@ -16,6 +16,7 @@ type AccountScreen struct {
 	Imported      *AccountImported // what the import form just stored
 	ImportError   string           // why the import form's file was refused, in a person's words
 	ImportDetail  string           // what the reader found wrong, shown folded
+	Tools         []AccountToolRow // the tool permissions
 }
 
 // AccountImported is what an import stored, and what it skipped as there

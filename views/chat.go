@@ -86,6 +86,25 @@ type ChatMessage struct {
 	// Stopped marks a reply the person stopped: it holds what was written
 	// until then (agent_response.metadata.stopped).
 	Stopped bool
+	// Call is a tool call that waits for the person or the browser: the
+	// entry is then an approval card (Call.Waiting set).
+	Call ToolCard
+}
+
+// ToolCard is a waiting tool call as its card shows it.
+type ToolCard struct {
+	Waiting string // "approval" or "client"; "": the call waits for nothing
+	CallID  string
+	Tool    string
+	Args    string // the arguments, readably: one "name: value" a line
+	Action  string // where the card's forms post (paths.ChatTools)
+	CSRF    string
+	// Editor, for read_editor, is the page whose editor holds the text: its
+	// no-JavaScript button submits the editor's form to Action.
+	Editor int64
+	// ExchangeID is the conversation the call waits in (the script answers
+	// read_editor through the API).
+	ExchangeID int64
 }
 
 // BranchSwitch is the "‹ 2 / 3 ›" switcher on an entry where branches of

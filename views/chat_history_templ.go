@@ -1921,6 +1921,11 @@ func turnDot(status string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+		case TurnPaused:
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 151, "<span class=\"mr-1.5 inline-block h-2 w-2 rounded-full bg-amber-500 align-middle\" title=\"Waiting for you: a tool call needs your answer\" data-testid=\"history-paused\"></span> <span class=\"sr-only\">Waiting for you: </span>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		}
 		return nil
 	})

@@ -6,6 +6,7 @@ const (
 	TurnIdle    = "idle"
 	TurnRunning = "running"
 	TurnFailed  = "failed"
+	TurnPaused  = "paused" // the turn waits for the person or the browser (tool calls)
 )
 
 // Element ids the live updates address.
@@ -31,6 +32,9 @@ func (t TurnControl) Running() bool { return t.ExchangeID != 0 && t.Status == Tu
 // out-of-band swaps that show it. Empty parts send nothing.
 type LiveUpdate struct {
 	Entries []ChatMessage // appended to the transcript, in log order
+	// Answered are tool calls that waited and are answered now: each
+	// replaces its card (in every tab that shows it) by its plain entry.
+	Answered []ChatMessage
 	// Switchers are the new switchers of entries the tab shows already,
 	// each swapped into its entry alone (an edit form open on it stays).
 	Switchers []Switcher
