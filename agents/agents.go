@@ -57,6 +57,9 @@ type Request struct {
 	TurnLog []models.Message
 	// Tools is the registry (what a model may be offered).
 	Tools *Registry
+	// OnReasoning, when set, receives the model's reasoning (thinking) as
+	// it streams; the response's Reasoning holds all of it.
+	OnReasoning func(string)
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the

@@ -29,6 +29,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
 	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
 	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
+	llmKind := f.string("llm-kind", "openai", "the endpoint's API: openai (any OpenAI-compatible server) or anthropic (the native Messages API)")
 	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
@@ -47,6 +48,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *importStored <= 0 || *importDeadline <= 0 {
 		return fmt.Errorf("%w: --import-max-stored-mib and --import-deadline must be positive", errUsage)
+	}
+	if *llmKind != "openai" && *llmKind != "anthropic" {
+		return fmt.Errorf("%w: --llm-kind must be openai or anthropic, got %q", errUsage, *llmKind)
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
@@ -107,7 +111,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	var provider agents.Provider = &agents.Builtin{Delay: *delay}
-	if *llmURL != "" {
+	switch {
+	case *llmURL != "" && *llmKind == "anthropic":
+		provider = &agents.Anthropic{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
+		log.Info("agents answer through Anthropic's Messages API", "url", *llmURL, "model", *llmModel)
+	case *llmURL != "":
 		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
