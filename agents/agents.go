@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"palaver/models"
 )
@@ -128,4 +129,24 @@ func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func
 		resp.AgentType = agentType
 	}
 	return resp, nil
+}
+
+// thinkClock measures how long a model reasoned: from its first reasoning
+// delta to its last.
+type thinkClock struct{ first, last time.Time }
+
+func (c *thinkClock) tick() {
+	now := time.Now()
+	if c.first.IsZero() {
+		c.first = now
+	}
+	c.last = now
+}
+
+// note puts the duration in a reply's metadata (reasoning_ms) when the
+// model reasoned.
+func (c *thinkClock) note(meta map[string]any) {
+	if !c.first.IsZero() {
+		meta["reasoning_ms"] = max(c.last.Sub(c.first).Milliseconds(), 1)
+	}
 }

@@ -174,6 +174,14 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 
 	var text, reasoning strings.Builder
 	var usage aUsage
+	var clock thinkClock
+	outer := req.OnReasoning
+	req.OnReasoning = func(d string) {
+		clock.tick()
+		if outer != nil {
+			outer(d)
+		}
+	}
 	var last *aReply
 	// A resumed turn first answers the calls it made before it paused.
 	if msgs, err := a.resumeCalls(ctx, req); err != nil {
@@ -249,6 +257,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 		}
 	}
 	meta["provider"], meta["model"], meta["finish_reason"] = a.Name(), last.Model, last.StopReason
+	clock.note(meta)
 	meta["prompt_tokens"], meta["completion_tokens"] = usage.InputTokens, usage.OutputTokens
 	meta["total_tokens"] = usage.InputTokens + usage.OutputTokens
 	if usage.CacheReadInputTokens > 0 {

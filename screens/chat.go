@@ -346,6 +346,7 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 		e.HTML = s.markdown.HTML(m.Content)
 		e.Feedback = Feedback(v, m)
 		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
+		e.Reasoning, e.ThoughtFor, e.Model = replyNotes(m.AgentResponse)
 	default:
 		return e, false
 	}
@@ -418,4 +419,30 @@ func (s *Screens) SubRun(ctx context.Context, v Viewer, parent, sub int64) (view
 		}
 	}
 	return out, nil
+}
+
+// replyNotes are what a reply shows besides its text: the model's
+// reasoning, how long it reasoned, and the model's name.
+func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
+	if r == nil {
+		return "", "", ""
+	}
+	model, _ = r.Metadata["model"].(string)
+	var ms float64
+	switch v := r.Metadata["reasoning_ms"].(type) { // a number, from JSON or not yet stored
+	case float64:
+		ms = v
+	case int64:
+		ms = float64(v)
+	case int:
+		ms = float64(v)
+	}
+	if ms > 0 && r.Reasoning != "" {
+		d := time.Duration(ms) * time.Millisecond
+		took = d.Round(100 * time.Millisecond).String()
+		if d >= time.Second {
+			took = d.Round(time.Second).String()
+		}
+	}
+	return r.Reasoning, took, model
 }

@@ -89,6 +89,12 @@ type ChatMessage struct {
 	// Call is a tool call that waits for the person or the browser: the
 	// entry is then an approval card (Call.Waiting set).
 	Call ToolCard
+	// Reasoning is what the model thought before a reply (never sent back
+	// to it), shown folded above the reply; ThoughtFor says how long.
+	Reasoning  string
+	ThoughtFor string
+	// Model names the model that wrote a reply ("": unknown).
+	Model string
 }
 
 // ToolCard is a waiting tool call as its card shows it.
