@@ -14,7 +14,8 @@ import (
 
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
-	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &ToolPolicy{}}
+	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &ToolPolicy{},
+	&LLMConnection{}, &LLMModel{}, &UsageDaily{}, &TokenBudget{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and
@@ -172,6 +173,11 @@ func compatibleTypes(f *schema.Field, dialect string) []string {
 		return []string{"INTEGER", "BIGINT"}
 	case reflect.String:
 		return []string{"TEXT"}
+	case reflect.Float64:
+		if pg {
+			return []string{"FLOAT8", "DOUBLE PRECISION"}
+		}
+		return []string{"REAL"}
 	case reflect.Slice:
 		if typ.Elem().Kind() == reflect.Uint8 { // []byte
 			if pg {
