@@ -58,6 +58,9 @@ type Request struct {
 	TurnLog []models.Message
 	// Tools is the registry (what a model may be offered).
 	Tools *Registry
+	// provider, when set, runs the request instead of the service's own
+	// (the model picked from the catalog).
+	provider Provider
 	// OnReasoning, when set, receives the model's reasoning (thinking) as
 	// it streams; the response's Reasoning holds all of it.
 	OnReasoning func(string)
@@ -118,12 +121,16 @@ func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func
 		return nil, err
 	}
 	req.AgentType = agentType
-	resp, err := s.provider.Execute(ctx, req, onDelta)
+	p := s.provider
+	if req.provider != nil {
+		p = req.provider
+	}
+	resp, err := p.Execute(ctx, req, onDelta)
 	if err == nil && resp == nil {
 		err = errors.New("no response")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s agent (%s): %w", agentType, s.provider.Name(), err)
+		return nil, fmt.Errorf("%s agent (%s): %w", agentType, p.Name(), err)
 	}
 	if resp.AgentType == "" {
 		resp.AgentType = agentType
