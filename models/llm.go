@@ -202,8 +202,9 @@ func (s *Store) EnsureFlagConnection(ctx context.Context, c LLMConnection, model
 		if err := addModels(tx, cur.ID, []string{model}, at); err != nil {
 			return err
 		}
-		return tx.Model(&LLMModel{}).Where("connection_id = ? AND model = ?", cur.ID, model).
-			Update("enabled", true).Error
+		// The flags name one model: the connection offers that one only.
+		return tx.Model(&LLMModel{}).Where("connection_id = ?", cur.ID).
+			Update("enabled", gorm.Expr("model = ?", model)).Error
 	})
 	return wrap("ensure flag connection", err)
 }

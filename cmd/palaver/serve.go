@@ -29,6 +29,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
 	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
 	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
+	secretKey := f.string("secret-key", "", "encrypts the model connections' API keys at rest; empty: a key kept in palaver.secret beside the SQLite database (made on first start)")
 	llmKind := f.string("llm-kind", "openai", "the endpoint's API: openai (any OpenAI-compatible server) or anthropic (the native Messages API)")
 	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
@@ -128,7 +129,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer closeShared()
-	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs})
+	catalog, err := modelCatalog(ctx, store, *db, *secretKey, provider, llmConnection{url: *llmURL, kind: *llmKind, key: *llmKey, model: *llmModel}, log)
+	if err != nil {
+		return err
+	}
+	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs, Catalog: catalog})
 	recoverEvery := time.Minute
 	if store.Dialect() == "postgres" {
 		// Other processes may share the database: hear what they commit,
