@@ -27,6 +27,8 @@ type apiChatPayload struct {
 	// AfterSeq is the last seq the client has seen: when the log holds
 	// newer entries, the message forks there instead of landing after them.
 	AfterSeq *int64 `json:"after_seq"`
+	// Model is an id of GET /api/models (absent: the default).
+	Model *int64 `json:"model"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -78,6 +80,9 @@ func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 		// The agent failing is the turn's outcome, not the client's error: the
 		// user message is kept and Reply is the error row saying why.
 		out.ErrorCode, out.ErrorMessage = fiber.StatusInternalServerError, res.Reply.Content
+		if res.OverBudget { // Galaxy's shape: 200, the budget in error_code
+			out.ErrorCode = fiber.StatusTooManyRequests
+		}
 	}
 	out.ProcessingTime = time.Since(start).Seconds()
 	return out
@@ -108,6 +113,9 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		req.ExchangeID = *p.ExchangeID
 	}
 	req.AfterSeq = p.AfterSeq
+	if p.Model != nil {
+		req.Model = *p.Model
+	}
 	if p.PageID != nil {
 		if *p.PageID <= 0 { // names no page
 			return agents.SendRequest{}, fmt.Errorf("page %d: %w", *p.PageID, models.ErrNotFound)

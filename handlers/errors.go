@@ -63,7 +63,8 @@ const goneMessage = "This conversation was deleted (or your account was) while t
 // state of the conversation or page.
 var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
-	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting}
+	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting,
+	models.ErrReadOnly, models.ErrNameTaken}
 
 // refusals are the admin actions the store refuses to protect the service
 // itself (the last administrator, one's own account): 409, said as a sentence.
