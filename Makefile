@@ -16,6 +16,7 @@ FUZZ_MARKDOWN ?= 40000x
 FUZZ_API      ?= 8000x
 FUZZ_SEARCH   ?= 20000x
 FUZZ_TRANSFER ?= 20000x
+FUZZ_TOOLARGS ?= 10000x
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
@@ -98,6 +99,7 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZ_SEARCH) ./models
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPalaverReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzChatGPTReader$$' -fuzztime $(FUZZ_TRANSFER) ./transfer
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzValidateArgs$$' -fuzztime $(FUZZ_TOOLARGS) ./agents
 
 check: ## Fail if templ generate or gofmt would change a file, or go vet complains
 	$(GO) tool templ generate

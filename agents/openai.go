@@ -149,7 +149,18 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 			outer(d)
 		}
 	}
+	if !page {
+		body.Tools = append(body.Tools, registryTools(req)...) // openai_tools.go
+	}
+	resumed, err := o.resumeMessages(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	body.Messages = append(body.Messages, resumed...)
 	comp, err := o.converse(ctx, req, body, onDelta)
+	if errors.Is(err, ErrPaused) {
+		return nil, err // calls wait: the turn pauses
+	}
 	if te := (*toolError)(nil); errors.As(err, &te) {
 		return nil, te.err // the turn's own failure (its lease, the database), not the model's
 	}

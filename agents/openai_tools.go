@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -75,7 +76,7 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 			usage[k] += n
 		}
 		calls := comp.ToolCalls
-		if req.SearchChats == nil || req.Page != nil || body.Tools == nil || !callsTool(calls, toolSearch) {
+		if req.Page != nil || body.Tools == nil || !runsHere(req, calls) {
 			comp.Content, comp.Reasoning = text.String(), reasoning.String()
 			if len(usage) > 0 {
 				comp.Usage = map[string]any{}
@@ -96,12 +97,30 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 			said.ToolCalls = append(said.ToolCalls, w)
 		}
 		body.Messages = append(body.Messages, said)
+		paused := false
 		for _, tc := range calls {
+			if tc.Function.Name != toolSearch && req.CallTool != nil {
+				// A registered tool: it runs, or waits (the turn then
+				// pauses once this round's calls are made).
+				answer, err := callRegistered(ctx, req, tc)
+				if errors.Is(err, ErrPaused) {
+					paused = true
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				body.Messages = append(body.Messages, chatMessage{Role: "tool", ToolCallID: tc.ID, Content: answer})
+				continue
+			}
 			answer, err := o.runTool(ctx, req, tc)
 			if err != nil {
 				return nil, &toolError{err}
 			}
 			body.Messages = append(body.Messages, chatMessage{Role: "tool", ToolCallID: tc.ID, Content: answer})
+		}
+		if paused {
+			return nil, ErrPaused
 		}
 		if round == maxToolRounds-1 {
 			body.Tools = nil // the last round answers with what it has
@@ -143,4 +162,109 @@ func (o *OpenAI) runTool(ctx context.Context, req Request, tc chatToolCall) (str
 		return reply(map[string]any{"query": out.Query, "error": out.Result})
 	}
 	return reply(map[string]any{"query": out.Query, "hits": out.Hits})
+}
+
+// runsHere says whether a round's calls are run by the turn (a search, a
+// registered tool) rather than being the reply (a page's proposal).
+func runsHere(req Request, calls []chatToolCall) bool {
+	for _, tc := range calls {
+		if tc.Function.Name == toolSearch && req.SearchChats != nil {
+			return true
+		}
+		if req.CallTool != nil && req.Tools != nil {
+			if t, ok := req.Tools.Lookup(tc.Function.Name); !ok || !t.Inline {
+				return true // a registered tool, or an unknown one (its failure is recorded and told)
+			}
+		}
+	}
+	return false
+}
+
+// registryTools declares the registry's tools a model may call in req's
+// chat (the inline ones are declared by their own providers' code).
+func registryTools(req Request) []chatTool {
+	if req.Tools == nil || req.CallTool == nil {
+		return nil
+	}
+	scope := models.ScopeGeneral
+	if req.Page != nil {
+		scope = models.ScopePage
+	}
+	var out []chatTool
+	for _, t := range req.Tools.All() {
+		if t.Inline || t.Scope != "" && t.Scope != scope {
+			continue
+		}
+		var c chatTool
+		c.Type = "function"
+		c.Function.Name, c.Function.Description, c.Function.Parameters = t.Name, t.Description, t.Schema
+		out = append(out, c)
+	}
+	return out
+}
+
+// callRegistered calls a registered tool for the model and returns what it
+// is told (JSON): the output, or why there is none.
+func callRegistered(ctx context.Context, req Request, tc chatToolCall) (string, error) {
+	var args map[string]any
+	if raw := strings.TrimSpace(tc.Function.Arguments); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &args); err != nil || args == nil {
+			args = map[string]any{"_arguments_not_a_json_object": clip(raw, 200)}
+		}
+	}
+	out, err := req.CallTool(ctx, tc.ID, tc.Function.Name, args)
+	if err != nil {
+		return "", err
+	}
+	return toolAnswer(out)
+}
+
+// toolAnswer is an outcome as the model is told it.
+func toolAnswer(out ToolOutcome) (string, error) {
+	v := map[string]any{"outcome": out.Outcome}
+	if out.Output != nil {
+		v["output"] = out.Output
+	}
+	if out.Error != "" {
+		v["error"] = out.Error
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// resumeMessages are the calls this turn made before it paused (or before
+// its process died), as the model made them, each with its outcome: a
+// resumed turn goes on from there instead of asking the model again from
+// the start. An approved call runs now.
+func (o *OpenAI) resumeMessages(ctx context.Context, req Request) ([]chatMessage, error) {
+	if req.CallTool == nil {
+		return nil, nil
+	}
+	said := chatMessage{Role: "assistant"}
+	var answers []chatMessage
+	seen := map[string]bool{}
+	for _, m := range req.TurnLog {
+		if m.Role != models.RoleToolCall || m.Tool == nil || seen[m.Tool.CallID] || m.Tool.Name == toolSearch {
+			continue
+		}
+		seen[m.Tool.CallID] = true
+		var w wireToolCall
+		args, _ := json.Marshal(m.Tool.Arguments)
+		w.ID, w.Type = m.Tool.CallID, "function"
+		w.Function.Name, w.Function.Arguments = m.Tool.Name, string(args)
+		said.ToolCalls = append(said.ToolCalls, w)
+		out, err := req.CallTool(ctx, m.Tool.CallID, m.Tool.Name, m.Tool.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		answer, err := toolAnswer(out)
+		if err != nil {
+			return nil, err
+		}
+		answers = append(answers, chatMessage{Role: "tool", ToolCallID: m.Tool.CallID, Content: answer})
+	}
+	if len(said.ToolCalls) == 0 {
+		return nil, nil
+	}
+	return append([]chatMessage{said}, answers...), nil
 }

@@ -303,6 +303,10 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
+	for _, m := range ex.Cancelled { // calls that waited, cancelled by this message: their cards go
+		s.publishEntry(ex, m)
+	}
+	ex.Cancelled = nil
 	return s.launch(ex, userMsg, in, release), nil
 }
 

@@ -228,3 +228,37 @@ func FuzzValidateArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenAIConfirmCallPausesAndResumes: a model's call of a confirm tool
+// pauses the turn; approved, the turn resumes and the model is asked again
+// with the call and its outcome, not from the start.
+func TestOpenAIConfirmCallPausesAndResumes(t *testing.T) {
+	f, o := newFakeLLM(t,
+		sse(toolCallChunks(ToolRemember, map[string]any{"text": "tea, no sugar"}), true),
+		sse([]string{textChunk("I noted it."), finishChunk, usageChunk}, true))
+	s := newStore(t)
+	ann := newUser(t, s, "ann")
+	svc := New(s, o, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, Query: "remember that I take tea without sugar"})
+	first := <-f.bodies
+	offered := map[string]bool{}
+	for _, tl := range first.Tools {
+		offered[tl.Function.Name] = true
+	}
+	if !offered[ToolRemember] || !offered[ToolDeleteConversation] || offered[ToolReadEditor] {
+		t.Fatalf("offered tools %v", offered)
+	}
+	if p := res.Pending[0]; p.CallID != "call_9" || p.Tool != ToolRemember || p.Awaiting != "approval" {
+		t.Fatalf("pending %+v", p)
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: "call_9", Approved: yes()})
+	if got.Reply == nil || got.Reply.Content != "I noted it." {
+		t.Fatalf("resumed reply %+v", got.Reply)
+	}
+	second := <-f.bodies
+	n := len(second.Messages)
+	if n < 3 || second.Messages[n-2].Role != "assistant" || len(second.Messages[n-2].ToolCalls) != 1 ||
+		second.Messages[n-1].Role != "tool" || !strings.Contains(second.Messages[n-1].Content, `"outcome":"done"`) {
+		t.Fatalf("the resumed request's last messages: %+v", second.Messages[max(n-3, 0):])
+	}
+}

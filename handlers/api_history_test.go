@@ -34,8 +34,9 @@ func TestAPIHistoryShape(t *testing.T) {
 		"agent_type": "string", "agent_response": "object", "timestamp": "string",
 		"updated_at": "string", "feedback": "number|null", "message_count": "number", "cursor": "string",
 		"pinned": "bool", "archived": "bool", "forked_from": "null",
+		"status": "string", // the run state (issue 25)
 	})
-	if it["id"] != float64(id) || it["message_count"] != 2.0 || it["query"] != "hello" {
+	if it["id"] != float64(id) || it["message_count"] != 2.0 || it["query"] != "hello" || it["status"] != "idle" {
 		t.Fatalf("history item: %v", it)
 	}
 	// The rating shown is the latest reply's, and the latest reply is not rated.

@@ -323,7 +323,7 @@ func TestAPIPageHistory(t *testing.T) {
 		"id": "number", "title": "string", "query": "string", "response": "string", "agent_type": "string",
 		"agent_response": "object", "timestamp": "string", "updated_at": "string", "feedback": "null",
 		"message_count": "number", "cursor": "string",
-		"pinned": "bool", "archived": "bool", "forked_from": "null",
+		"pinned": "bool", "archived": "bool", "forked_from": "null", "status": "string",
 	})
 	if first[0]["agent_type"] != "page_assistant" || first[0]["query"] != "question 4" || first[0]["message_count"] != 1.0 {
 		t.Fatalf("item %v", first[0])

@@ -42,6 +42,14 @@ func browserToolApproval(t *testing.T, root context.Context) {
 		tab.waitFor("the reply", browserHasText(browserAssistantMsg, `Deleted the conversation "Old plans"`))
 	}
 	two.waitFor("the waiting mark gone", browserCount("#history-items [data-testid=history-paused]")+" === 0")
+
+	// A new message while a call waits cancels it ("the person moved on"):
+	// its card leaves the other tab too.
+	one.typeInto("[data-testid=chat-input]", "remember this: tea, no sugar\n")
+	two.waitFor("the second card in tab two", browserCount(browserToolCard)+" === 1")
+	one.waitFor("the second card in tab one", browserCount(browserToolCard)+" === 1")
+	one.send("hello")
+	two.waitFor("the cancelled card gone from tab two", browserCount(browserToolCard)+" === 0")
 }
 
 // browserToolReadEditor: the page assistant's read_editor call is answered

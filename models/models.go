@@ -127,6 +127,9 @@ type Exchange struct {
 	// TurnWaiting says the log ends with tool calls that wait for a person
 	// or the browser: the turn is paused (TurnStatus idle, no lease).
 	TurnWaiting bool `gorm:"not null"`
+	// Cancelled, on the header StartTurn returns, are the results it wrote
+	// for calls that waited (the person moved on): for the live tabs.
+	Cancelled []*Message `gorm:"-"`
 	// ParentID and ParentSeq, for a sub-run (ScopeSubRun), are the exchange
 	// and the entry of its log that spawned it.
 	ParentID  *int64

@@ -406,9 +406,10 @@ func cancelWaitingTx(tx *gorm.DB, ex *Exchange) error {
 	if err != nil {
 		return err
 	}
-	if _, err := cancelCalls(tx, ex.ID, WaitingCalls(turn), MovedOn); err != nil {
+	cancelled, err := cancelCalls(tx, ex.ID, WaitingCalls(turn), MovedOn)
+	if err != nil {
 		return err
 	}
-	ex.TurnWaiting = false
+	ex.TurnWaiting, ex.Cancelled = false, cancelled
 	return tx.Model(&Exchange{}).Where("id = ?", ex.ID).UpdateColumn("turn_waiting", false).Error
 }

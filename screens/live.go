@@ -404,29 +404,31 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 }
 
 // answered adds the cards the tab shows of calls that fresh answers (a
-// result, an approval): each goes back to its plain entry, in every tab.
+// result, an approval, a cancellation): each goes back to its plain entry,
+// in every tab. The whole log is read (a new message's cancellations come
+// after the calls' turn): answers are rare.
 func (s *live) answered(u *views.LiveUpdate, fresh []models.Message) error {
-	answers := false
+	calls := map[string]bool{}
 	for _, m := range fresh {
 		if m.Tool != nil && (m.Role == models.RoleToolResult || m.Role == models.RoleToolCall && m.Tool.By != "") {
-			answers = true
+			calls[m.Tool.CallID] = true
 		}
 	}
-	if !answers {
+	if len(calls) == 0 {
 		return nil
 	}
-	turn, err := s.sc.store.TurnEntries(s.ctx, s.v.UserID, s.feed.exchangeID)
+	log, err := s.sc.store.Messages(s.ctx, s.v.UserID, s.feed.exchangeID, nil)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	done := AnsweredCalls(turn)
-	for i := range turn {
-		m := &turn[i]
-		if !done[m.ID] || !(s.feed.sent[m.ID] || m.ID <= s.feed.floor) {
-			continue // not shown as a card in this tab
+	done := AnsweredCalls(log)
+	for i := range log {
+		m := &log[i]
+		if !done[m.ID] || !calls[m.Tool.CallID] || !(s.feed.sent[m.ID] || m.ID <= s.feed.floor) {
+			continue // not one of these calls' cards in this tab
 		}
 		if e, ok := s.sc.Message(s.v, m); ok {
 			e.Call, e.SwapOOB = views.ToolCard{}, true

@@ -11,7 +11,7 @@ import (
 	"path"
 )
 
-//go:embed all:dist app.js account.js tools.js favicon.svg
+//go:embed all:dist app.js account.js favicon.svg
 var files embed.FS
 
 // Assets serves the embedded files under cache-busting URLs.

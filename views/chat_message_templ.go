@@ -462,7 +462,7 @@ func Message(m ChatMessage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case RoleToolCall, RoleToolResult:
-			if m.Call.Waiting != "" {
+			if m.Call.Waiting != "" && !m.ReadOnly {
 				templ_7745c5c3_Err = toolApproval(m).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -64,6 +64,7 @@ var figures = []struct {
 	{"disk", diskFigures, false},
 	{"append", appendFigures, false},
 	{"fork", forkFigures, false},
+	{"resume", resumeFigures, false},
 	{"open", openFigures, false},
 	{"throughput", throughputFigures, false},
 	{"history", historyFigures, false},
