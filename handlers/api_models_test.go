@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -146,4 +147,33 @@ func TestModelsConnectionsUsageAndQuotas(t *testing.T) {
 	res, _ = admin.api("DELETE", fmt.Sprintf("/api/admin/connections/%d", all[0].ID), nil)
 	mustStatus(t, res, http.StatusConflict) // the offline connection is read-only
 	admin.apiJSON("DELETE", fmt.Sprintf("/api/admin/connections/%d", conn.ID), nil, http.StatusOK, nil)
+}
+
+// The composer offers the enabled models, grouped by connection, as a
+// plain select; a form send runs on the one picked.
+func TestComposerModelPicker(t *testing.T) {
+	a := newTestApp(t, withCatalog(t))
+	admin := a.register("ann")
+	srv := fakeOpenAIServer(t)
+	if strings.Contains(bodyOf(admin.get("/chat")), `data-testid="model-picker"`) {
+		t.Fatal("a picker with one model")
+	}
+	var conn struct {
+		ID int64 `json:"id"`
+	}
+	admin.apiJSON("POST", "/api/admin/connections", map[string]any{"name": "fake", "kind": "openai", "base_url": srv.URL + "/v1", "api_key": "sk-secret-key"}, http.StatusCreated, &conn)
+	ms, _ := a.store.LLMModels(context.Background())
+	fake := ms[1]
+	admin.apiJSON("PUT", fmt.Sprintf("/api/admin/models/%d", fake.ID), map[string]any{"enabled": true, "name": "Fake GPT"}, http.StatusOK, nil)
+	page := bodyOf(admin.get("/chat"))
+	if !strings.Contains(page, `data-testid="model-picker"`) || !strings.Contains(page, `<optgroup label="fake">`) ||
+		!strings.Contains(page, fmt.Sprintf(`<option value="%d">Fake GPT</option>`, fake.ID)) {
+		t.Fatalf("composer without the picker:\n%s", page)
+	}
+	res := admin.postForm("/chat/send", url.Values{"query": {"hi"}, "exchange_id": {"0"}, "model": {fmt.Sprint(fake.ID)}})
+	mustStatus(t, res, http.StatusSeeOther)
+	if page := bodyOf(admin.get(res.Header.Get("Location"))); !strings.Contains(page, "From the fake.") ||
+		!strings.Contains(page, `data-testid="reasoning"`) || !strings.Contains(page, `data-testid="message-model">gpt-fake<`) {
+		t.Fatalf("the reply of the picked model:\n%s", page)
+	}
 }

@@ -41,7 +41,7 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq},
+			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx)},
 		TimeTravel: travel,
 	}, nil
 }
@@ -445,4 +445,28 @@ func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
 		}
 	}
 	return r.Reasoning, took, model
+}
+
+// modelChoices are the enabled models for the composer's picker, by
+// connection. The picker is a convenience: a failed read leaves it out.
+func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
+	conns, err := s.store.Connections(ctx)
+	if err != nil {
+		return nil
+	}
+	ms, err := s.store.LLMModels(ctx)
+	if err != nil {
+		return nil
+	}
+	names := map[int64]string{}
+	for _, c := range conns {
+		names[c.ID] = c.Name
+	}
+	var out []views.ModelChoice
+	for _, m := range ms {
+		if m.Enabled {
+			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID], Default: m.IsDefault})
+		}
+	}
+	return out
 }

@@ -197,6 +197,30 @@ type Composer struct {
 	// the message: if the log has moved on since, the message forks there
 	// instead of landing after someone else's (app.js keeps it current).
 	AfterSeq int64
+	// Models are the models the person may pick (the picker shows when
+	// there is more than one), by connection.
+	Models []ModelChoice
+}
+
+// ModelChoice is one model of the composer's picker.
+type ModelChoice struct {
+	ID         int64
+	Name       string
+	Connection string
+	Default    bool
+}
+
+// ModelGroups groups choices by connection, in order.
+func ModelGroups(ms []ModelChoice) [][]ModelChoice {
+	var out [][]ModelChoice
+	for _, m := range ms {
+		if n := len(out); n > 0 && out[n-1][0].Connection == m.Connection {
+			out[n-1] = append(out[n-1], m)
+			continue
+		}
+		out = append(out, []ModelChoice{m})
+	}
+	return out
 }
 
 // HistoryList is one batch of the history sidebar.
