@@ -39,6 +39,9 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		}
 		p.Keys = append(p.Keys, views.AccountKey{ID: k.ID, Name: k.Name, Created: accountTime(k.CreatedAt), LastUsed: last})
 	}
+	if p.Usage, err = h.accountUsage(c); err != nil {
+		return p, err
+	}
 	tools, err := h.toolPermissions(c)
 	for _, t := range tools {
 		p.Tools = append(p.Tools, views.AccountToolRow{Tool: t.Tool, Tier: t.Tier, Description: t.Description, Default: t.DefaultPolicy, Policy: t.Policy})

@@ -176,4 +176,9 @@ func TestComposerModelPicker(t *testing.T) {
 		!strings.Contains(page, `data-testid="reasoning"`) || !strings.Contains(page, `data-testid="message-model">gpt-fake<`) {
 		t.Fatalf("the reply of the picked model:\n%s", page)
 	}
+	acct := bodyOf(admin.get("/account"))
+	if !strings.Contains(acct, `data-testid="usage"`) || !strings.Contains(acct, `<td class="py-1 font-mono text-xs">gpt-fake</td>`) ||
+		!strings.Contains(acct, "1000 / 2000") {
+		t.Fatalf("account usage:\n%s", acct)
+	}
 }

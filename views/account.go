@@ -17,6 +17,7 @@ type AccountScreen struct {
 	ImportError   string           // why the import form's file was refused, in a person's words
 	ImportDetail  string           // what the reader found wrong, shown folded
 	Tools         []AccountToolRow // the tool permissions
+	Usage         *AccountUsage    // this month's tokens and cost by model
 }
 
 // AccountImported is what an import stored, and what it skipped as there
