@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"palaver/models"
 )
@@ -64,6 +65,12 @@ type Request struct {
 	// the memory entries: models.ComposeInstructions), "" when none. A
 	// provider puts it in its system message, after its own prompt.
 	System string
+	// provider, when set, runs the request instead of the service's own
+	// (the model picked from the catalog).
+	provider Provider
+	// OnReasoning, when set, receives the model's reasoning (thinking) as
+	// it streams; the response's Reasoning holds all of it.
+	OnReasoning func(string)
 }
 
 // Provider produces an agent's response. onDelta, when not nil, receives the
@@ -121,15 +128,39 @@ func (s *Service) RouteAndExecute(ctx context.Context, req Request, onDelta func
 		return nil, err
 	}
 	req.AgentType = agentType
-	resp, err := s.provider.Execute(ctx, req, onDelta)
+	p := s.provider
+	if req.provider != nil {
+		p = req.provider
+	}
+	resp, err := p.Execute(ctx, req, onDelta)
 	if err == nil && resp == nil {
 		err = errors.New("no response")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s agent (%s): %w", agentType, s.provider.Name(), err)
+		return nil, fmt.Errorf("%s agent (%s): %w", agentType, p.Name(), err)
 	}
 	if resp.AgentType == "" {
 		resp.AgentType = agentType
 	}
 	return resp, nil
+}
+
+// thinkClock measures how long a model reasoned: from its first reasoning
+// delta to its last.
+type thinkClock struct{ first, last time.Time }
+
+func (c *thinkClock) tick() {
+	now := time.Now()
+	if c.first.IsZero() {
+		c.first = now
+	}
+	c.last = now
+}
+
+// note puts the duration in a reply's metadata (reasoning_ms) when the
+// model reasoned.
+func (c *thinkClock) note(meta map[string]any) {
+	if !c.first.IsZero() {
+		meta["reasoning_ms"] = max(c.last.Sub(c.first).Milliseconds(), 1)
+	}
 }

@@ -143,6 +143,9 @@ func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)
 		return nil, err
 	}
 	meta["provider"], meta["model"] = b.Name(), "builtin"
+	// Tokens are counted as words, so that usage and budgets can be
+	// tested offline.
+	meta["prompt_tokens"], meta["completion_tokens"] = len(strings.Fields(req.Query)), len(strings.Fields(content))
 	return &models.AgentResponse{
 		Content:     content,
 		AgentType:   req.AgentType,

@@ -37,6 +37,7 @@ type RegenerateRequest struct {
 	Seq        *int64
 	AgentType  string
 	Context    string
+	Model      int64 // the model to answer with (0: the default)
 }
 
 // Fork makes a fork of the user's exchange at seq without a turn, and tells
@@ -93,6 +94,9 @@ func (s *Service) Regenerate(ctx context.Context, req RegenerateRequest) (*Turn,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkModel(ctx, req.Model); err != nil {
+		return nil, err
+	}
 	at, err := s.store.RegenerateSeq(ctx, req.UserID, req.ExchangeID, req.Seq)
 	if err != nil {
 		return nil, err
@@ -104,7 +108,7 @@ func (s *Service) Regenerate(ctx context.Context, req RegenerateRequest) (*Turn,
 	// The question is an entry the fork copied, not a new one: no entry
 	// event for it (as for a retry).
 	return s.startFork(ctx, models.ForkStart{UserID: req.UserID, ExchangeID: req.ExchangeID, Seq: at, AgentType: agentType},
-		turnInput{context: req.Context, page: page, retry: true, answer: answer, log: s.turnLogger(ctx)}, nil)
+		turnInput{context: req.Context, page: page, retry: true, answer: answer, log: s.turnLogger(ctx), model: req.Model}, nil)
 }
 
 // nextAnswer is the place of a new answer at seq among the answers the

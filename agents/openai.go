@@ -117,6 +117,12 @@ type chatChunk struct {
 		Delta struct {
 			Content   string         `json:"content"`
 			ToolCalls []chatToolCall `json:"tool_calls"`
+			// Reasoning comes under one of these names: reasoning_content
+			// (DeepSeek, vLLM), reasoning (OpenRouter, Ollama's /v1) or
+			// thinking (Ollama's own field).
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			Thinking         string `json:"thinking"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -133,6 +139,7 @@ type chatChunk struct {
 // completion is a whole streamed answer.
 type completion struct {
 	Content      string
+	Reasoning    string
 	ToolCalls    []chatToolCall
 	Model        string
 	FinishReason string
@@ -152,6 +159,14 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 	case req.SearchChats != nil:
 		body.Tools = searchTools()
 		body.Messages[0].Content += " " + searchPrompt
+	}
+	var clock thinkClock
+	outer := req.OnReasoning
+	req.OnReasoning = func(d string) {
+		clock.tick()
+		if outer != nil {
+			outer(d)
+		}
 	}
 	if !page {
 		body.Tools = append(body.Tools, registryTools(req)...) // openai_tools.go
@@ -181,12 +196,13 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 		}
 	}
 	meta["provider"], meta["model"], meta["finish_reason"] = o.Name(), comp.Model, comp.FinishReason
+	clock.note(meta)
 	for k, v := range comp.Usage {
 		meta[k] = v
 	}
 	return &models.AgentResponse{
 		Content: content, AgentType: req.AgentType, Confidence: "medium",
-		Suggestions: []models.Suggestion{}, Metadata: meta,
+		Suggestions: []models.Suggestion{}, Metadata: meta, Reasoning: comp.Reasoning,
 	}, nil
 }
 
@@ -280,7 +296,7 @@ func (e *httpStatusError) retryable() bool {
 
 // complete sends the request, retrying what can be retried before anything
 // has streamed, and returns the whole completion.
-func (o *OpenAI) complete(ctx context.Context, body chatRequest, onDelta func(string)) (*completion, error) {
+func (o *OpenAI) complete(ctx context.Context, body chatRequest, onDelta, onReasoning func(string)) (*completion, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -299,6 +315,11 @@ func (o *OpenAI) complete(ctx context.Context, body chatRequest, onDelta func(st
 			streamed = true
 			if onDelta != nil {
 				onDelta(s)
+			}
+		}, func(s string) {
+			streamed = true
+			if onReasoning != nil {
+				onReasoning(s)
 			}
 		})
 		if err == nil {
@@ -351,7 +372,7 @@ func (o *OpenAI) client() *http.Client {
 }
 
 // stream makes one request and reads its server-sent events to [DONE].
-func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string)) (*completion, error) {
+func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta, onReasoning func(string)) (*completion, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost,
@@ -382,7 +403,7 @@ func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string
 	defer watchdog.Stop()
 
 	comp := &completion{}
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	done := false
@@ -406,6 +427,14 @@ func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string
 			return nil, fmt.Errorf("%w: %s", errReported, ch.Error.Message)
 		}
 		comp.add(&ch, &text, onDelta)
+		for _, c := range ch.Choices {
+			if r := c.Delta.ReasoningContent + c.Delta.Reasoning + c.Delta.Thinking; r != "" {
+				reasoning.WriteString(r)
+				if onReasoning != nil {
+					onReasoning(r)
+				}
+			}
+		}
 	}
 	if err := sc.Err(); err != nil || !done {
 		if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
@@ -416,7 +445,7 @@ func (o *OpenAI) stream(ctx context.Context, payload []byte, onDelta func(string
 		}
 		return nil, fmt.Errorf("%w: %w", errBrokeOff, err)
 	}
-	comp.Content = text.String()
+	comp.Content, comp.Reasoning = text.String(), reasoning.String()
 	return comp, nil
 }
 

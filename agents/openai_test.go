@@ -114,7 +114,7 @@ func TestOpenAIToolCallDeltasAreJoined(t *testing.T) {
 	}
 	_, o := newFakeLLM(t, sse(chunks, true))
 	payload, _ := json.Marshal(chatRequest{Model: "m", Stream: true})
-	comp, err := o.stream(context.Background(), payload, func(string) {})
+	comp, err := o.stream(context.Background(), payload, func(string) {}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

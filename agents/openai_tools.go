@@ -50,7 +50,7 @@ func (e *toolError) Unwrap() error { return e.err }
 // summed, and the last round's tool calls (the page assistant's proposals;
 // search calls are answered here).
 func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, onDelta func(string)) (*completion, error) {
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	usage := map[string]int{}
 	for round := 1; ; round++ {
 		gap := text.Len() > 0 // the rounds' texts are paragraphs of one reply
@@ -62,6 +62,11 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 			if onDelta != nil {
 				onDelta(d)
 			}
+		}, func(d string) {
+			reasoning.WriteString(d)
+			if req.OnReasoning != nil {
+				req.OnReasoning(d)
+			}
 		})
 		if err != nil {
 			return nil, err
@@ -72,7 +77,7 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 		}
 		calls := comp.ToolCalls
 		if req.Page != nil || body.Tools == nil || !runsHere(req, calls) {
-			comp.Content = text.String()
+			comp.Content, comp.Reasoning = text.String(), reasoning.String()
 			if len(usage) > 0 {
 				comp.Usage = map[string]any{}
 				for k, v := range usage {

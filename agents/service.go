@@ -46,6 +46,10 @@ type Options struct {
 	Observer Observer
 	// Tools are registered besides the builtin ones (tests add some).
 	Tools []*Tool
+	// Catalog, when set, is the models people pick from (catalog.go):
+	// a turn runs on the one it names, its usage counts against the
+	// person's token budget.
+	Catalog *Catalog
 }
 
 // Service runs agents and the turns that call them.
@@ -168,6 +172,8 @@ type SendRequest struct {
 	// project it starts in, and whether it is a temporary chat.
 	ProjectID *int64
 	Temporary bool
+	// Model is the id of the model to answer with (0: the default).
+	Model int64
 }
 
 // TurnResult is the outcome of a turn.
@@ -184,6 +190,9 @@ type TurnResult struct {
 	Paused  bool
 	Pending []PendingCall
 	Text    string
+	// OverBudget says the turn was refused at once: the person's token
+	// budget is spent (Reply is the error row naming it).
+	OverBudget bool
 }
 
 // ValidateQuery checks a user message before anything is stored.
@@ -287,13 +296,16 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	if req.JobID == nil && start.ExchangeID != 0 {
 		start.AfterSeq = req.AfterSeq
 	}
+	if err := s.checkModel(ctx, req.Model); err != nil {
+		return nil, err
+	}
 	// The slot is taken before anything is stored: a user at the limit
 	// gets ErrTooManyTurns and no message of theirs is kept.
 	release, err := s.opts.Slots.Acquire(ctx, SlotTurn, req.UserID)
 	if err != nil {
 		return nil, err
 	}
-	in := turnInput{context: req.Context, page: page, log: s.turnLogger(ctx)}
+	in := turnInput{context: req.Context, page: page, log: s.turnLogger(ctx), model: req.Model}
 	ex, userMsg, err := s.store.StartTurn(ctx, start)
 	if errors.Is(err, models.ErrLogMoved) {
 		return s.forkStale(ctx, start, in, release)

@@ -125,6 +125,7 @@ type turnInput struct {
 	forked  bool         // the exchange is a fork made for this turn
 	answer  int          // a regeneration's place among the answers to its message (0: the first)
 	resumed bool         // the turn goes on after its waiting calls were answered
+	model   int64        // the model picked (0: the default)
 	log     *slog.Logger // the turn's lines, with the starting request's id
 }
 
@@ -224,6 +225,13 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	req.System = composed.Text
 	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
 	req.CallTool, req.Tools = tools.Call, s.tools
+	model, err := s.pickModel(db, ex, &req, in.model)
+	if err != nil {
+		if errors.Is(err, errOverBudget) {
+			res.OverBudget = true
+		}
+		return s.fail(db, res, err)
+	}
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
 		partial.add(d, func(offset int) {
 			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d, Offset: offset})
@@ -251,12 +259,13 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	case errors.Is(err, ErrPaused) && len(tools.waiting) > 0:
 		return s.pause(db, t, res, tools.waiting, partial.String())
 	case err != nil:
-		return s.fail(db, res, err)
+		return s.fail(db, res, model.blame(err))
 	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
 	resp.Metadata["instructions"] = composed.Metadata() // what the agent was told
+	model.note(resp)
 	agentType := resp.AgentType
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
 	reply.EditMode = s.proposalMode(resp, page, ex.ID)

@@ -49,6 +49,9 @@ func (h *Handlers) accountScreen(c *fiber.Ctx) (views.AccountScreen, error) {
 		return p, err
 	}
 	p.Files = files
+	if p.Usage, err = h.accountUsage(c); err != nil {
+		return p, err
+	}
 	if p.Memory, err = h.screens.AccountMemory(c.UserContext(), h.viewer(c)); err != nil {
 		return p, err
 	}

@@ -34,6 +34,8 @@ type apiChatPayload struct {
 	// in, and whether it is temporary (issue 27).
 	ProjectID *int64 `json:"project_id"`
 	Temporary bool   `json:"temporary"`
+	// Model is an id of GET /api/models (absent: the default).
+	Model *int64 `json:"model"`
 }
 
 // apiChatResponse is Galaxy's ChatResponse. A refused query also carries the
@@ -88,6 +90,9 @@ func apiChatResult(res *agents.TurnResult, start time.Time) apiChatResponse {
 		// The agent failing is the turn's outcome, not the client's error: the
 		// user message is kept and Reply is the error row saying why.
 		out.ErrorCode, out.ErrorMessage = fiber.StatusInternalServerError, res.Reply.Content
+		if res.OverBudget { // Galaxy's shape: 200, the budget in error_code
+			out.ErrorCode = fiber.StatusTooManyRequests
+		}
 	}
 	out.ProcessingTime = time.Since(start).Seconds()
 	return out
@@ -118,6 +123,9 @@ func apiChatRequest(c *fiber.Ctx) (agents.SendRequest, error) {
 		req.ExchangeID = *p.ExchangeID
 	}
 	req.AfterSeq = p.AfterSeq
+	if p.Model != nil {
+		req.Model = *p.Model
+	}
 	req.Attachments = p.Attachments
 	if p.ProjectID != nil || p.Temporary {
 		if req.ExchangeID != 0 {

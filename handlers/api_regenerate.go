@@ -13,6 +13,7 @@ import (
 type apiRegeneratePayload struct {
 	Seq     *int64 `json:"seq"`
 	Context string `json:"context"`
+	Model   int64  `json:"model"` // an id of GET /api/models (0: the default)
 }
 
 // apiRegenerate answers again the user message before a reply, in a fork
@@ -31,7 +32,7 @@ func (h *Handlers) apiRegenerate(c *fiber.Ctx) error {
 	}
 	turn, err := h.agents.Regenerate(c.UserContext(), agents.RegenerateRequest{
 		UserID: currentUser(c).ID, ExchangeID: id, Seq: p.Seq, Context: p.Context,
-		AgentType: c.Query("agent_type", agents.AgentAuto),
+		AgentType: c.Query("agent_type", agents.AgentAuto), Model: p.Model,
 	})
 	if err != nil {
 		return err

@@ -139,6 +139,12 @@ var mxJSON = map[string]string{
 	"PUT /api/account/instructions": `{"about": "a", "style": "b"}`,
 	"POST /api/memories":            `{"content": "likes tea"}`,
 	"PATCH /api/memories/:id":       `{"content": "likes green tea"}`,
+	// Models (issue 29): the connection's server is down, so adding one is
+	// refused (400) past every check.
+	"PUT /api/account/budget":     `{"daily_tokens": 100}`,
+	"POST /api/admin/connections": `{"name": "x", "kind": "openai", "base_url": "http://127.0.0.1:1/v1"}`,
+	"PUT /api/admin/models/:id":   `{"enabled": true}`,
+	"PUT /api/admin/quotas":       `{"daily_tokens": 1000, "user_id": $user}`,
 }
 
 // mxFiles are the routes that take a multipart form with a file: the form's
@@ -220,6 +226,10 @@ func mxKind(pattern, param string) (string, bool) {
 			return "project", true
 		case "memories":
 			return "memory", true
+		case "connections":
+			return "connection", true
+		case "models":
+			return "llm_model", true
 		}
 	}
 	return "", false
@@ -243,7 +253,7 @@ func mxClassify(t *testing.T, a *testApp) (routes []mxRoute, heads int) {
 		}
 		seen[k] = true
 		mr := mxRoute{method: r.Method, pattern: r.Path, kinds: map[string]string{},
-			api: strings.HasPrefix(r.Path, "/api/"), admin: r.Path == "/admin" || strings.HasPrefix(r.Path, "/admin/"),
+			api: strings.HasPrefix(r.Path, "/api/"), admin: r.Path == "/admin" || strings.HasPrefix(r.Path, "/admin/") || strings.HasPrefix(r.Path, "/api/admin/"),
 			public: mxPublic[k] || (r.Method == http.MethodHead && mxPublic["GET "+r.Path])}
 		switch r.Method {
 		case http.MethodGet:
@@ -497,7 +507,15 @@ func (m *mx) victim() mxRows {
 		m.t.Fatal(err)
 	}
 	ex := m.a.adminExchange(u.ID, adminEx{queries: []string{"private"}})
-	return mxRows{"user": u.ID, "exchange": ex, "share": m.share(u.ID, ex)}
+	conn := &models.LLMConnection{Name: fmt.Sprintf("conn%d", m.n), Kind: models.KindOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
+	if err := m.a.store.CreateConnection(context.Background(), conn, []string{"m"}); err != nil {
+		m.t.Fatal(err)
+	}
+	ms, err := m.a.store.LLMModels(context.Background())
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return mxRows{"user": u.ID, "exchange": ex, "share": m.share(u.ID, ex), "connection": conn.ID, "llm_model": ms[len(ms)-1].ID}
 }
 
 // share makes a link share of the user's exchange and returns its id.
@@ -748,6 +766,10 @@ func TestAuthorisationMatrix(t *testing.T) {
 				own = m.rows(m.aliceAPI)
 			}
 			path := r.path(own, nil)
+			if r.admin && r.api { // the administrators' JSON API (issue 29)
+				mxAdminAPI(t, m, r, path, own)
+				return
+			}
 			visitor := m.visitor()
 			before := a.mxSnapshot()
 
@@ -929,4 +951,29 @@ func mxDiff(before, after string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// mxAdminAPI checks a route of the administrators' JSON API: a visitor gets
+// 401, anyone but an administrator the API's 404 (by key or by session with
+// its token), a session without its token 403, and an administrator gets
+// through.
+func mxAdminAPI(t *testing.T, m *mx, r mxRoute, path string, rows mxRows) {
+	t.Helper()
+	before := m.a.mxSnapshot()
+	mxAPIErr(t, "visitor", m.api(m.visitor(), r, r.method, path, rows, "-"), http.StatusUnauthorized)
+	mxAPIErr(t, "non-admin by key", m.api(m.malAPI, r, r.method, path, rows, "-"), http.StatusNotFound)
+	mxAPIErr(t, "non-admin by session", m.api(m.mallory, r, r.method, path, rows, m.mallory.csrf), http.StatusNotFound)
+	if r.unsafe {
+		mxAPIErr(t, "admin without X-CSRF-Token", m.api(m.admin, r, r.method, path, rows, "-"), http.StatusForbidden)
+	}
+	if after := m.a.mxSnapshot(); after != before {
+		t.Fatalf("refused requests changed the database:\n%s", mxDiff(before, after))
+	}
+	res := m.api(m.admin, r, r.method, path, rows, m.admin.csrf)
+	// Adding a connection lists its models from its server, down here:
+	// that refusal comes past every check.
+	listed := res.status == http.StatusBadRequest && strings.Contains(res.body, "Listing the connection's models failed")
+	if !listed && !mxReached(r, res) {
+		t.Errorf("the administrator's request %s %s: status %d: %.300s", r.method, path, res.status, res.body)
+	}
 }

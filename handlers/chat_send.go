@@ -28,14 +28,20 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	var model int64 // the picker's choice; absent: the default
+	if m := c.FormValue("model"); m != "" {
+		if model, err = strconv.ParseInt(m, 10, 64); err != nil {
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Invalid model %q", m))
+		}
+	}
 	files, err := h.composerAttachments(c, query)
 	if err != nil {
 		return err
 	}
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query, AfterSeq: afterSeq,
-		Attachments: files,
-		Temporary:   exchangeID == 0 && c.FormValue("temporary") == "1", // a new chat only
+		Attachments: files, Model: model,
+		Temporary: exchangeID == 0 && c.FormValue("temporary") == "1", // a new chat only
 	})
 	if err != nil {
 		return formRefusal(err, func(status int, reason string) error {

@@ -67,7 +67,8 @@ const goneMessage = "This conversation was deleted (or your account was) while t
 var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
 	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting, models.ErrFileInUse,
-	models.ErrProjectNameTaken, models.ErrMemoryFull}
+	models.ErrProjectNameTaken, models.ErrMemoryFull,
+	models.ErrReadOnly, models.ErrNameTaken}
 
 // refusals are the admin actions the store refuses to protect the service
 // itself (the last administrator, one's own account): 409, said as a sentence.

@@ -84,6 +84,18 @@ func (h *Handlers) routes(app *fiber.App) {
 	api.Patch("/memories/:id", h.apiMemoryUpdate)
 	api.Delete("/memories/:id", h.apiMemoryDelete)
 	api.Get("/chat/message/:id/instructions", h.apiMessageInstructions)
+	// Models, usage and budgets (issue 29): the picker's list, Galaxy's
+	// agent list, a person's usage; the administrators' connections.
+	api.Get("/models", h.apiModels)
+	api.Get("/ai/agents", h.apiAIAgents)
+	api.Get("/account/usage", h.apiAccountUsage)
+	api.Put("/account/budget", h.apiAccountBudget)
+	apiAdmin := api.Group("/admin", h.requireAdmin)
+	apiAdmin.Get("/connections", h.apiAdminConnections)
+	apiAdmin.Post("/connections", h.apiAdminConnectionCreate)
+	apiAdmin.Delete("/connections/:id", h.apiAdminConnectionDelete)
+	apiAdmin.Put("/models/:id", h.apiAdminModelUpdate)
+	apiAdmin.Put("/quotas", h.apiAdminQuotas)
 	api.Use(h.apiNotFound)
 
 	// The account page's import form streams its file (up to 256 MiB): it

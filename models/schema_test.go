@@ -15,7 +15,8 @@ import (
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
 	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{},
-	&Project{}, &AccountInstructions{}, &Memory{}, &InstructionText{}}
+	&Project{}, &AccountInstructions{}, &Memory{}, &InstructionText{},
+	&LLMConnection{}, &LLMModel{}, &UsageDaily{}, &TokenBudget{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and
@@ -173,6 +174,11 @@ func compatibleTypes(f *schema.Field, dialect string) []string {
 		return []string{"INTEGER", "BIGINT"}
 	case reflect.String:
 		return []string{"TEXT"}
+	case reflect.Float64:
+		if pg {
+			return []string{"FLOAT8", "DOUBLE PRECISION"}
+		}
+		return []string{"REAL"}
 	case reflect.Slice:
 		if typ.Elem().Kind() == reflect.Uint8 { // []byte
 			if pg {

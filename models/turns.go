@@ -152,6 +152,15 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 		if !updated {
 			return lostLease(tx, exchangeID)
 		}
+		// Each reply's tokens and cost go to its person's usage of the
+		// day in this same transaction: reports never scan messages.
+		for _, m := range entries {
+			if u, ok := usageOf(m); ok {
+				if err := addUsage(tx, ex.UserID, now(), u); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {

@@ -41,7 +41,7 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq},
+			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx)},
 		TimeTravel: travel,
 	}, nil
 }
@@ -359,6 +359,7 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 		e.HTML = s.markdown.HTML(m.Content)
 		e.Feedback = Feedback(v, m)
 		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
+		e.Reasoning, e.ThoughtFor, e.Model = replyNotes(m.AgentResponse)
 	default:
 		return e, false
 	}
@@ -431,4 +432,54 @@ func (s *Screens) SubRun(ctx context.Context, v Viewer, parent, sub int64) (view
 		}
 	}
 	return out, nil
+}
+
+// replyNotes are what a reply shows besides its text: the model's
+// reasoning, how long it reasoned, and the model's name.
+func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
+	if r == nil {
+		return "", "", ""
+	}
+	model, _ = r.Metadata["model"].(string)
+	var ms float64
+	switch v := r.Metadata["reasoning_ms"].(type) { // a number, from JSON or not yet stored
+	case float64:
+		ms = v
+	case int64:
+		ms = float64(v)
+	case int:
+		ms = float64(v)
+	}
+	if ms > 0 && r.Reasoning != "" {
+		d := time.Duration(ms) * time.Millisecond
+		took = d.Round(100 * time.Millisecond).String()
+		if d >= time.Second {
+			took = d.Round(time.Second).String()
+		}
+	}
+	return r.Reasoning, took, model
+}
+
+// modelChoices are the enabled models for the composer's picker, by
+// connection. The picker is a convenience: a failed read leaves it out.
+func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
+	conns, err := s.store.Connections(ctx)
+	if err != nil {
+		return nil
+	}
+	ms, err := s.store.LLMModels(ctx)
+	if err != nil {
+		return nil
+	}
+	names := map[int64]string{}
+	for _, c := range conns {
+		names[c.ID] = c.Name
+	}
+	var out []views.ModelChoice
+	for _, m := range ms {
+		if m.Enabled {
+			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID], Default: m.IsDefault})
+		}
+	}
+	return out
 }

@@ -28,6 +28,7 @@ type AccountScreen struct {
 	NoPassword    bool
 	Files         AccountFiles  // the file limits and this user's usage (issue 26)
 	Memory        AccountMemory // About me / How to answer, and the memory entries
+	Usage         *AccountUsage // this month's tokens and cost by model
 }
 
 // AccountIdentity is one identity at a provider, as the account page lists it.

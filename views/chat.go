@@ -103,6 +103,12 @@ type ChatMessage struct {
 	// Files are the files a user message holds (issue 26), as JSON
 	// (EncodeFiles): a string keeps ChatMessage a plain value.
 	Files string
+	// Reasoning is what the model thought before a reply (never sent back
+	// to it), shown folded above the reply; ThoughtFor says how long.
+	Reasoning  string
+	ThoughtFor string
+	// Model names the model that wrote a reply ("": unknown).
+	Model string
 }
 
 // ToolCard is a waiting tool call as its card shows it.
@@ -234,6 +240,30 @@ type Composer struct {
 	// the message: if the log has moved on since, the message forks there
 	// instead of landing after someone else's (app.js keeps it current).
 	AfterSeq int64
+	// Models are the models the person may pick (the picker shows when
+	// there is more than one), by connection.
+	Models []ModelChoice
+}
+
+// ModelChoice is one model of the composer's picker.
+type ModelChoice struct {
+	ID         int64
+	Name       string
+	Connection string
+	Default    bool
+}
+
+// ModelGroups groups choices by connection, in order.
+func ModelGroups(ms []ModelChoice) [][]ModelChoice {
+	var out [][]ModelChoice
+	for _, m := range ms {
+		if n := len(out); n > 0 && out[n-1][0].Connection == m.Connection {
+			out[n-1] = append(out[n-1], m)
+			continue
+		}
+		out = append(out, []ModelChoice{m})
+	}
+	return out
 }
 
 // temporaryNotice is what a temporary chat's page says.

@@ -30,6 +30,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	llmURL := f.string("llm-base-url", "", "OpenAI-compatible endpoint up to /v1 (e.g. http://127.0.0.1:11434/v1); empty uses the builtin offline agent")
 	llmKey := f.string("llm-api-key", "", "API key for the endpoint, if it needs one")
 	llmModel := f.string("llm-model", "", "model name at the endpoint (required with --llm-base-url)")
+	secretKey := f.string("secret-key", "", "encrypts the model connections' API keys at rest; empty: a key kept in palaver.secret beside the SQLite database (made on first start)")
+	llmKind := f.string("llm-kind", "openai", "the endpoint's API: openai (any OpenAI-compatible server) or anthropic (the native Messages API)")
 	turnTimeout := f.duration("turn-timeout", 10*time.Minute, "longest a reply may take; past it the turn ends as an error row saying so")
 	autoRetries := f.int("turn-auto-retries", 1, "times a reply cut off by a server crash is retried automatically after restart (0: only by hand)")
 	logLevel := f.string("log-level", "info", "debug, info, warn or error")
@@ -56,6 +58,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *fileMiB <= 0 || *filesPerMsg <= 0 || *quotaMiB <= 0 || *fileTextChars <= 0 {
 		return fmt.Errorf("%w: --file-max-mib, --files-per-message, --file-quota-mib and --file-text-chars must be positive", errUsage)
+	}
+	if *llmKind != "openai" && *llmKind != "anthropic" {
+		return fmt.Errorf("%w: --llm-kind must be openai or anthropic, got %q", errUsage, *llmKind)
 	}
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
@@ -123,7 +128,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	var provider agents.Provider = &agents.Builtin{Delay: *delay}
-	if *llmURL != "" {
+	switch {
+	case *llmURL != "" && *llmKind == "anthropic":
+		provider = &agents.Anthropic{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel}
+		log.Info("agents answer through Anthropic's Messages API", "url", *llmURL, "model", *llmModel)
+	case *llmURL != "":
 		provider = &agents.OpenAI{BaseURL: *llmURL, APIKey: *llmKey, Model: *llmModel, FileTextChars: *fileTextChars}
 		log.Info("agents answer through an OpenAI-compatible endpoint", "url", *llmURL, "model", *llmModel)
 	}
@@ -136,7 +145,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer closeShared()
-	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs})
+	catalog, err := modelCatalog(ctx, store, *db, *secretKey, provider, llmConnection{url: *llmURL, kind: *llmKind, key: *llmKey, model: *llmModel}, log)
+	if err != nil {
+		return err
+	}
+	svc := agents.New(store, provider, agents.Options{Logger: log, AutoRetries: int64(*autoRetries), TurnTimeout: *turnTimeout, Slots: slots, Observer: turnObs, Catalog: catalog})
 	recoverEvery := time.Minute
 	if store.Dialect() == "postgres" {
 		// Other processes may share the database: hear what they commit,

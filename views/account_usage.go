@@ -1,0 +1,20 @@
+package views
+
+// AccountUsage is the account page's usage section: this month's tokens
+// and cost by model, and the person's budget.
+type AccountUsage struct {
+	Month  string
+	Rows   []AccountUsageRow
+	Total  string // the month's cost
+	Budget string // the budget the person is held to, in words
+	Max    int64  // the largest row's tokens (the bars' scale)
+}
+
+// AccountUsageRow is one model's month.
+type AccountUsageRow struct {
+	Model  string
+	Tokens int64 // in and out
+	In     int64
+	Out    int64
+	Cost   string
+}
