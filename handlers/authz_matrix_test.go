@@ -771,6 +771,9 @@ func TestAuthorisationMatrix(t *testing.T) {
 				return
 			}
 			visitor := m.visitor()
+			// A turn an earlier route's seeding started (a project's new
+			// chat) must not finish inside this route's snapshots.
+			a.waitTurns()
 			before := a.mxSnapshot()
 
 			// (d) A visitor is sent to sign in.

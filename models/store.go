@@ -71,6 +71,18 @@ func Open(dsn string, opts Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		// A pool of its own size, kept open: without a bound, 200 tabs
+		// reading at once after one event opened 200 connections (each a
+		// server process forked), of which database/sql kept 2; under that
+		// storm new ones timed out connecting and the tabs' sockets failed.
+		// Requests past the pool wait for a connection instead.
+		sqlDB.SetMaxOpenConns(postgresPool)
+		sqlDB.SetMaxIdleConns(postgresPool)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		return &Store{db: db, dialect: "postgres", tag: tag}, nil
 	}
 	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous, opts.BusyTimeout)
@@ -115,6 +127,11 @@ func Open(dsn string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// postgresPool is how many connections a process holds to PostgreSQL at
+// most; with one listening connection per process, max_connections must
+// cover 33 per process.
+const postgresPool = 32
 
 // connectTimeout bounds a new connection to PostgreSQL: a host that does
 // not answer (lost, partitioned) is given up on, and the request answers
