@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -414,38 +413,10 @@ func (a *Anthropic) complete(ctx context.Context, body aRequest, onText, onThink
 	if err != nil {
 		return nil, err
 	}
-	attempts := a.MaxAttempts
-	if attempts <= 0 {
-		attempts = 4
-	}
-	backoff := a.Backoff
-	if backoff <= 0 {
-		backoff = 500 * time.Millisecond
-	}
-	for attempt := 1; ; attempt++ {
-		streamed := false
-		reply, err := a.stream(ctx, payload, func(s string) { streamed = true; onText(s) }, func(s string) { streamed = true; onThinking(s) })
-		if err == nil {
-			return reply, nil
-		}
-		again := retryable(err) || errors.Is(err, errOverloaded)
-		if streamed || attempt >= attempts || !again || ctx.Err() != nil {
-			if attempt > 1 {
-				err = fmt.Errorf("after %d attempts: %w", attempt, err)
-			}
-			return nil, err
-		}
-		wait := backoff<<(attempt-1) + rand.N(backoff/2+1)
-		var se *httpStatusError
-		if errors.As(err, &se) && se.RetryAfter > 0 {
-			wait = se.RetryAfter
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	again := func(err error) bool { return retryable(err) || errors.Is(err, errOverloaded) }
+	return withRetries(ctx, a.MaxAttempts, a.Backoff, again, func(streamed func()) (*aReply, error) {
+		return a.stream(ctx, payload, func(s string) { streamed(); onText(s) }, func(s string) { streamed(); onThinking(s) })
+	})
 }
 
 func (a *Anthropic) endpoint() string {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -301,48 +300,19 @@ func (o *OpenAI) complete(ctx context.Context, body chatRequest, onDelta, onReas
 	if err != nil {
 		return nil, err
 	}
-	attempts := o.MaxAttempts
-	if attempts <= 0 {
-		attempts = 4
-	}
-	backoff := o.Backoff
-	if backoff <= 0 {
-		backoff = 500 * time.Millisecond
-	}
-	for attempt := 1; ; attempt++ {
-		streamed := false
-		comp, err := o.stream(ctx, payload, func(s string) {
-			streamed = true
+	return withRetries(ctx, o.MaxAttempts, o.Backoff, retryable, func(streamed func()) (*completion, error) {
+		return o.stream(ctx, payload, func(s string) {
+			streamed()
 			if onDelta != nil {
 				onDelta(s)
 			}
 		}, func(s string) {
-			streamed = true
+			streamed()
 			if onReasoning != nil {
 				onReasoning(s)
 			}
 		})
-		if err == nil {
-			return comp, nil
-		}
-		// Once text has reached the user, a retry would repeat it: give up.
-		if streamed || attempt >= attempts || !retryable(err) || ctx.Err() != nil {
-			if attempt > 1 {
-				err = fmt.Errorf("after %d attempts: %w", attempt, err)
-			}
-			return nil, err
-		}
-		wait := backoff<<(attempt-1) + rand.N(backoff/2+1)
-		var se *httpStatusError
-		if errors.As(err, &se) && se.RetryAfter > 0 {
-			wait = se.RetryAfter
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	})
 }
 
 func retryable(err error) bool {
