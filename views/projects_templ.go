@@ -239,7 +239,7 @@ func Projects(p ProjectsScreen) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<label class=\"block min-w-0 flex-1 text-sm font-medium\">Name <input class=\"field mt-1\" type=\"text\" name=\"name\" required maxlength=\"200\" data-testid=\"project-name\"></label> <label class=\"block text-sm font-medium\">Inside <select name=\"parent_id\" class=\"field mt-1 w-auto\"><option value=\"0\">(top level)</option> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<label class=\"block min-w-[12rem] flex-1 text-sm font-medium\">Name <input class=\"field mt-1\" type=\"text\" name=\"name\" required maxlength=\"200\" data-testid=\"project-name\"></label> <label class=\"block text-sm font-medium\">Inside <select name=\"parent_id\" class=\"field mt-1 w-auto\"><option value=\"0\">(top level)</option> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
