@@ -378,6 +378,22 @@ func (s *Service) Retry(ctx context.Context, userID, exchangeID int64) (*Turn, e
 	return s.launch(ex, query, turnInput{retry: true, log: s.turnLogger(ctx)}, release), nil
 }
 
+// Idle waits until this process runs no turn and no background work (a
+// title being made) is under way, the end of each turn's announcements
+// included, up to ctx's deadline. It is for tests and tools that must see
+// the database settle; a turn launched while it waits may or may not be
+// waited for.
+func (s *Service) Idle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Close stops the running turns (each records that the server restarted,
 // so it can be retried) and the background work (titles being made), and
 // waits for them, up to ctx's deadline.

@@ -30,6 +30,7 @@ type testApp struct {
 	app      *fiber.App
 	store    *models.Store
 	hub      *agents.Hub
+	agents   *agents.Service
 	sessions *scs.SessionManager
 	// written is, per exchange, how many bytes of the reply liveDelta has
 	// announced: the offset of the next piece, as the agent service keeps it.
@@ -45,7 +46,7 @@ func withoutRegistration() appOption {
 func newTestApp(t *testing.T, opts ...appOption) *testApp {
 	t.Helper()
 	d, store := newDeps(t, opts...)
-	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, agents: d.Agents, sessions: d.Sessions}
 }
 
 // newDeps is everything the app needs, on a fresh temporary SQLite database
@@ -255,6 +256,15 @@ func mustStatus(t *testing.T, res *http.Response, want int) {
 // written.
 func (a *testApp) waitTurns() {
 	a.t.Helper()
+	// The turns of this process, to the end of their announcements (an
+	// unread mark, a title): they write after the exchange stops running.
+	if a.agents != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.agents.Idle(ctx); err != nil {
+			a.t.Fatalf("turns still running: %v", err)
+		}
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 		running, err := a.store.RunningTurns(context.Background())
 		if err != nil {

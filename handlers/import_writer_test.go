@@ -45,7 +45,7 @@ func newBusyApp(t *testing.T, busy time.Duration, opts ...appOption) *testApp {
 	for _, o := range opts {
 		o(&d)
 	}
-	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, agents: d.Agents, sessions: d.Sessions}
 }
 
 // serve runs the app on a real listener and returns its address.

@@ -62,7 +62,7 @@ func newProcess(t *testing.T, dsn string, provider agents.Provider) *testApp {
 		Config:   handlers.Config{AllowRegistration: true},
 		CSRFKey:  csrfKey,
 	}
-	return &testApp{t: t, app: handlers.New(d), store: store, hub: svc.Hub(), sessions: d.Sessions}
+	return &testApp{t: t, app: handlers.New(d), store: store, hub: svc.Hub(), agents: d.Agents, sessions: d.Sessions}
 }
 
 // at is the same browser (its cookies) making its next requests to

@@ -57,7 +57,7 @@ func turnWaitExchange(t *testing.T, a *testApp, userID int64, failed bool) (ex *
 func TestSlowReplyOutlastsTheDatabaseDeadline(t *testing.T) {
 	d, store := newDeps(t)
 	d.CSRFKey = make([]byte, 32) // one key for the two apps below, which share the sessions
-	a := &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, sessions: d.Sessions}
+	a := &testApp{t: t, app: handlers.New(d), store: store, hub: d.Hub, agents: d.Agents, sessions: d.Sessions}
 	api := a.apiClient("ann")
 	web := a.register("bob")
 	// The accounts are made first: a password's hash alone may take longer
