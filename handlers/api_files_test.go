@@ -473,3 +473,46 @@ func TestFilesExportImport(t *testing.T) {
 		t.Fatalf("a second import stored the file again: %d", a.countRows("files"))
 	}
 }
+
+// TestFilesExportImportLargest: a file of the per-file limit (20 MiB,
+// 27 MiB of base64 in its export line) goes out through the export and
+// back in through the import with the same bytes.
+func TestFilesExportImportLargest(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.apiClient("ann")
+	data := make([]byte, 20<<20)
+	for i := range data {
+		data[i] = byte(i*7919 + i>>9) // not text, not an image: stored and downloadable
+	}
+	f := ann.mustUpload("big.bin", data)
+	if f.Size != int64(len(data)) {
+		t.Fatalf("uploaded %d bytes", f.Size)
+	}
+	var out apiChatOut
+	ann.apiJSON("POST", "/api/chat", map[string]any{"query": "the big one", "attachments": []int64{f.ID}}, 200, &out)
+	a.waitTurns()
+	res, export := ann.api("GET", "/api/export", nil)
+	mustStatus(t, res, 200)
+	if len(export) < 20<<20*4/3 {
+		t.Fatalf("the export has %d bytes", len(export))
+	}
+	ann.apiJSON("DELETE", fmt.Sprintf("/api/chat/exchange/%d", *out.ExchangeID), nil, 200, nil)
+	if a.countRows("files") != 0 {
+		t.Fatal("the file outlived its conversation")
+	}
+	got := ann.importOK("application/x-ndjson", export)
+	if got.Imported.Exchanges != 1 {
+		t.Fatalf("imported %+v", got)
+	}
+	var list struct {
+		Files []fileOut `json:"files"`
+	}
+	ann.apiJSON("GET", "/api/files", nil, 200, &list)
+	if len(list.Files) != 1 || list.Files[0].UID != f.UID || list.Files[0].Size != f.Size {
+		t.Fatalf("files after the import: %+v", list.Files)
+	}
+	back := ann.get(fmt.Sprintf("/api/files/%d", list.Files[0].ID))
+	if b, _ := io.ReadAll(back.Body); !bytes.Equal(b, data) {
+		t.Fatalf("the imported file's %d bytes differ from the %d sent", len(b), len(data))
+	}
+}

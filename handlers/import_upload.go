@@ -81,8 +81,9 @@ func (h *Handlers) importUpload(c *fiber.Ctx, check func(fields map[string]strin
 	// Without a request's deadline for its database work: an import of a
 	// large file rightly takes longer, in short transactions (Store.Import).
 	ctx := context.WithoutCancel(c.UserContext())
+	maxFile, _, _ := h.fileLimits()
 	n, err = dataport.Import(ctx, h.store, currentUser(c).ID, file,
-		transfer.Options{MaxInputBytes: limit, MaxStoredBytes: h.cfg.MaxImportStored})
+		transfer.Options{MaxInputBytes: limit, MaxStoredBytes: h.cfg.MaxImportStored, MaxFileBytes: max(maxFile, transfer.DefaultMaxFileBytes)})
 	var refused *dataport.RefusedError
 	switch {
 	case errors.Is(err, transfer.ErrTooLarge):

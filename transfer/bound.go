@@ -16,6 +16,14 @@ type boundReader struct {
 	maxString int64 // 0: no bound
 	maxValue  int64 // 0: no bound
 	valueAt   int   // the depth whose elements maxValue bounds (1: a top-level array's)
+	// maxData, when set, bounds instead the string that is the value of a
+	// "data" key of a top-level object (a file line's bytes, base64):
+	// a file of the per-file limit is longer than any text field.
+	maxData int64
+
+	key      [4]byte // the first bytes of the string being read, at depth 1
+	afterKey int     // 1: a "data" key just ended; 2: and its ":"
+	dataStr  bool    // the string being read is a "data" value
 
 	inString, escape bool
 	depth            int
@@ -41,24 +49,48 @@ func (b *boundReader) Read(p []byte) (int, error) {
 		switch {
 		case b.inString:
 			b.stringLen++
+			closed := false
 			switch {
 			case b.escape:
 				b.escape = false
 			case c == '\\':
 				b.escape = true
 			case c == '"' || c == '\n': // a raw newline ends no valid string; the decoder says so
-				b.inString = false
+				b.inString, closed = false, c == '"'
 			}
-			if b.maxString > 0 && b.stringLen > b.maxString {
-				b.err = &LimitError{What: "a string", Max: b.maxString, Unit: "bytes"}
+			if b.maxData > 0 && b.depth == 1 {
+				if k := b.stringLen - 2; !closed && k < int64(len(b.key)) {
+					b.key[k] = c
+				}
+				if closed && b.stringLen == 6 && string(b.key[:]) == "data" && !b.dataStr {
+					b.afterKey = 1
+				}
+			}
+			limit, what := b.maxString, "a string"
+			if b.dataStr {
+				limit, what = b.maxData, "a file's data"
+			}
+			if limit > 0 && b.stringLen > limit {
+				b.err = &LimitError{What: what, Max: limit, Unit: "bytes"}
 				return i, b.err
 			}
+			if !b.inString {
+				b.dataStr = false
+			}
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c == ':' && b.afterKey == 1:
+			b.afterKey = 2
 		case c == '"':
 			b.inString, b.stringLen = true, 1
+			b.dataStr, b.afterKey = b.afterKey == 2 && b.depth == 1, 0
 		case c == '{' || c == '[':
 			b.depth++
+			b.afterKey = 0
 		case c == '}' || c == ']':
 			b.depth--
+			b.afterKey = 0
+		default:
+			b.afterKey = 0
 		}
 		if inside || b.depth > b.valueAt {
 			b.valueLen++

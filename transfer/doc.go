@@ -8,8 +8,9 @@
 // Everything streams: the writer writes one line per call, the readers hold
 // one line (Palaver) or one conversation (ChatGPT) at a time, so a file of
 // hundreds of MiB never sits in memory whole. Every limit is in Options:
-// below the decoders a bound refuses a JSON string over MaxStringBytes and
-// a conversation over MaxLineBytes before either is held; each item is
+// below the decoders a bound refuses a JSON string over MaxStringBytes (a
+// file line's "data": over the base64 of MaxFileBytes) and a conversation
+// over MaxLineBytes before either is held; each item is
 // held to the API's field limits (MaxTitleChars, MaxContentChars, …) and
 // the known agent types, its NUL characters and invalid UTF-8 replaced by
 // U+FFFD; and what a file stores, the copies its forks make included, is

@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -231,5 +233,64 @@ func TestZipOfManyValidMessagesRefused(t *testing.T) {
 	}
 	if limit.Max > 20*10*int64(zipped.Len()) {
 		t.Fatalf("the cap is %d bytes for a zip of %d", limit.Max, zipped.Len())
+	}
+}
+
+// TestFileDataBound: a file line's "data" may be as long as the base64 of
+// MaxFileBytes, longer than MaxStringBytes; any other string keeps its
+// bound (a "data" key elsewhere than a line's top level included), and a
+// file over MaxFileBytes is refused, named.
+func TestFileDataBound(t *testing.T) {
+	o := transfer.Options{MaxStringBytes: 1024, MaxFileBytes: 4096}
+	g := transfertest.New(7)
+	fileLine := func(n int) []byte {
+		data := bytes.Repeat([]byte{0xfe, 0x01, 0x7f}, n/3+1)[:n]
+		var buf bytes.Buffer
+		w, err := transfer.NewWriter(&buf, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if err := w.WriteFile(&transfer.File{UID: g.UID(), Name: "f.bin", ContentType: "application/octet-stream",
+			Size: int64(n), SHA256: hex.EncodeToString(sum[:]), CreatedAt: time.Now(), Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	read := func(file []byte) ([]transfer.Item, error) {
+		r, err := o.NewReader(bytes.NewReader(file))
+		if err != nil {
+			return nil, err
+		}
+		var items []transfer.Item
+		for {
+			it, err := r.Next()
+			if err == io.EOF {
+				return items, nil
+			}
+			if err != nil {
+				return items, err
+			}
+			items = append(items, it)
+		}
+	}
+	items, err := read(fileLine(4096)) // 5,464 bytes of base64
+	if err != nil || len(items) != 1 || items[0].File == nil || len(items[0].File.Data) != 4096 {
+		t.Fatalf("a file of MaxFileBytes: %v, %d items", err, len(items))
+	}
+	if _, err := read(fileLine(4097)); !errors.Is(err, transfer.ErrInvalid) || !strings.Contains(err.Error(), "4096") {
+		t.Fatalf("a file over MaxFileBytes: %v", err)
+	}
+	header := `{"format":"palaver-export","version":1,"exported_at":"2026-01-01T00:00:00Z"}` + "\n"
+	long := strings.Repeat("x", 2000)
+	for name, line := range map[string]string{
+		"a title":                  `{"type":"file","name":"` + long + `","data":""}`,
+		"a nested data":            `{"type":"exchange","messages":[{"data":"` + long + `"}]}`,
+		"a data key as a value":    `{"type":"file","name":"data","title":"` + long + `"}`,
+		"a value after data's key": `{"type":"file","data":"","name":"` + long + `"}`,
+	} {
+		if _, err := read([]byte(header + line + "\n")); err == nil || !strings.Contains(err.Error(), "a string is longer than the 1024 bytes") {
+			t.Errorf("%s of 2000 bytes: %v", name, err)
+		}
 	}
 }

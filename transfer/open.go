@@ -16,6 +16,7 @@ type Options struct {
 	MaxZipEntries        int      // entries a zip's directory may list: 100,000
 	MaxMessages          int64    // messages a ChatGPT file may become, fork copies included: 5,000,000
 	MaxStringBytes       int64    // one JSON string as written, escapes included: 8 MiB (a page's 1 MiB, escaped)
+	MaxFileBytes         int64    // the bytes of one file line (its "data", base64, may be 4/3 as long): 20 MiB
 	MaxStoredBytes       int64    // what the file may store, copies included: 1 GiB
 	StoredFactor         int64    // … and at most this many times the file's size: 10
 	InputSize            int64    // the file's size, when known (a zip: its conversations.json's, if larger, up to 20 times the zip's); 0: what was read
@@ -32,6 +33,7 @@ const (
 	DefaultMaxZipEntries        = 100_000
 	DefaultMaxMessages          = 5_000_000
 	DefaultMaxStringBytes       = 8 << 20
+	DefaultMaxFileBytes         = 20 << 20 // the upload limit's default
 	DefaultMaxStoredBytes       = 1 << 30
 	DefaultStoredFactor         = 10
 	DefaultChatGPTAgentType     = "router" // the general agent: continuing an imported chat needs a real one
@@ -55,6 +57,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxStringBytes <= 0 {
 		o.MaxStringBytes = DefaultMaxStringBytes
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if o.MaxStoredBytes <= 0 {
 		o.MaxStoredBytes = DefaultMaxStoredBytes

@@ -35,6 +35,7 @@ func NewReader(r io.Reader) (*Reader, error) { return Options{}.NewReader(r) }
 func (o Options) NewReader(r io.Reader) (*Reader, error) {
 	o = o.withDefaults()
 	bound := newBoundReader(r, o.MaxStringBytes, 0, 0) // a line is bounded whole by maxLine
+	bound.maxData = base64Len(o.MaxFileBytes)
 	rd := &Reader{o: o, br: bufio.NewReaderSize(bound, 64<<10), maxLine: o.MaxLineBytes, seen: map[UID]struct{}{}}
 	rd.budget = budget{o: &rd.o, read: func() int64 { return bound.total }}
 	skipBOM(rd.br)
@@ -170,6 +171,9 @@ func (r *Reader) parse(line []byte) (Item, error) {
 		if err := json.Unmarshal(line, &f); err != nil {
 			return Item{}, lineJSONError(err, line)
 		}
+		if f.Size > r.o.MaxFileBytes || int64(len(f.Data)) > r.o.MaxFileBytes {
+			return Item{}, &LimitError{What: "file " + f.UID.String(), Max: r.o.MaxFileBytes, Unit: "bytes", Have: max(f.Size, int64(len(f.Data)))}
+		}
 		if err := f.Validate(); err != nil {
 			return Item{}, err
 		}
@@ -252,6 +256,10 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 	}
 }
+
+// base64Len is how long n bytes are in standard base64, as a JSON string
+// (its quotes included).
+func base64Len(n int64) int64 { return (n+2)/3*4 + 2 }
 
 // unmarshalLine decodes a line that must be one JSON object.
 func unmarshalLine(line []byte, v any) error {
