@@ -67,6 +67,15 @@ type MessageAttachment struct {
 	Position  int64 `gorm:"not null"`
 }
 
+// FileHold keeps a file while the last message that held it is deleted
+// (the trigger message_attachments_release passes it over): an undone
+// import holds the files the account had before it, inside the undoing
+// transaction, so that they stay as they were.
+type FileHold struct {
+	ID     int64 `gorm:"primaryKey"`
+	FileID int64 `gorm:"not null"`
+}
+
 // NewFile is an upload to store: its record (ID, UID, BlobID left for the
 // store), its bytes and, for an image, its thumbnail.
 type NewFile struct {

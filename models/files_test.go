@@ -229,3 +229,65 @@ func TestFilesGoWithTheAccount(t *testing.T) {
 		}
 	})
 }
+
+// TestImportUndoKeepsTheAccountsFiles: an import whose message attaches a
+// file the account had before it (not yet attached to anything), and a
+// file of its own, is refused part-way: the undo takes the import's file
+// and its blob, and leaves the account's file, its blob and its bytes.
+func TestImportUndoKeepsTheAccountsFiles(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		loose := mustFile(t, s, u.ID, "mine.txt", []byte("the account's own file"))
+		sum := sha256.Sum256([]byte("imported bytes"))
+		imported := &NewFile{File: File{UID: newUID(), Name: "i.txt", ContentType: "text/plain", Kind: FileText,
+			Size: 14, SHA256: hex.EncodeToString(sum[:]), CreatedAt: time.Now()}, Data: []byte("imported bytes")}
+		at := time.Now().UTC()
+		seq := int64(0)
+		msgUID := newUID()
+		ex := &ExportedExchange{Exchange: Exchange{UID: newUID(), Title: "imported", AgentType: "router", Scope: ScopeGeneral,
+			CreatedAt: at, UpdatedAt: at},
+			Messages:    []Message{{UID: msgUID, Seq: &seq, Role: RoleUser, Content: "see these", CreatedAt: at}},
+			Attachments: map[string][]string{msgUID: {loose.UID, imported.File.UID}}}
+		// A file of importBatchBytes ends the first batch, which commits;
+		// the file then fails in the second.
+		filler := bytes.Repeat([]byte("filler "), importBatchBytes/7+1)
+		fsum := sha256.Sum256(filler)
+		big := &NewFile{File: File{UID: newUID(), Name: "filler.txt", ContentType: "text/plain", Kind: FileText,
+			Size: int64(len(filler)), SHA256: hex.EncodeToString(fsum[:]), CreatedAt: time.Now()}, Data: filler}
+		items := []*ImportItem{{File: imported, Where: "line 2"}, {Exchange: ex, Where: "line 3"}, {File: big, Where: "line 4"}}
+		n := 0
+		_, err := s.Import(ctx, u.ID, func() (*ImportItem, error) {
+			if n < len(items) {
+				n++
+				return items[n-1], nil
+			}
+			if count(t, s, "message_attachments", "file_id = ?", loose.ID) != 1 {
+				t.Fatal("the first batch did not commit: the test tests nothing")
+			}
+			return nil, fmt.Errorf("line 5: %w", ErrImport)
+		})
+		if !errors.Is(err, ErrImport) {
+			t.Fatalf("the import: %v", err)
+		}
+		if n := count(t, s, "exchanges", "1 = 1"); n != 0 {
+			t.Fatalf("%d exchanges left after the undo", n)
+		}
+		if n := count(t, s, "files", "uid = ?", imported.File.UID); n != 0 {
+			t.Fatal("the import's own file outlived the undo")
+		}
+		if n := count(t, s, "files", "id = ?", loose.ID); n != 1 {
+			t.Fatal("the undo deleted a file the account had before the import")
+		}
+		if n := count(t, s, "blobs", "1 = 1"); n != 1 {
+			t.Fatalf("%d blobs after the undo, want the account's one", n)
+		}
+		if n := count(t, s, "file_holds", "1 = 1"); n != 0 {
+			t.Fatalf("%d holds left after the undo", n)
+		}
+		_, data, err := s.FileData(ctx, u.ID, loose.ID, false)
+		if err != nil || string(data) != "the account's own file" {
+			t.Fatalf("the account's file after the undo: %q, %v", data, err)
+		}
+	})
+}

@@ -184,7 +184,8 @@ func (it *ImportItem) size() int {
 // it was stored: the exchanges (their messages and search entries with
 // them, by cascade and trigger; on SQLite then their fork families, which
 // a deletion otherwise leaves: fork_families), then the pages (their
-// revisions).
+// revisions). Files the account had before the import, which its
+// messages attached, are held while those go (FileHold): they stay.
 func (s *Store) importUndo(ctx context.Context, im *importer) error {
 	for _, rows := range []struct {
 		ids   []int64
@@ -194,8 +195,25 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 		for start := 0; start < len(rows.ids); start += deletionChunk {
 			chunk := rows.ids[start:min(start+deletionChunk, len(rows.ids))]
 			err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				var held []int64
+				if exchanges {
+					var err error
+					if held, err = im.borrowedFiles(tx, chunk); err != nil {
+						return err
+					}
+					for _, id := range held {
+						if err := tx.Create(&FileHold{FileID: id}).Error; err != nil {
+							return err
+						}
+					}
+				}
 				if err := tx.Where("user_id = ? AND id IN ?", im.userID, chunk).Delete(rows.model).Error; err != nil {
 					return err
+				}
+				if len(held) > 0 {
+					if err := tx.Where("file_id IN ?", held).Delete(&FileHold{}).Error; err != nil {
+						return err
+					}
 				}
 				if !exchanges || s.dialect != "sqlite" {
 					return nil
@@ -208,6 +226,30 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 		}
 	}
 	return nil
+}
+
+// borrowedFiles are the files the messages of the import's exchanges
+// hold that the import did not store: the account had them before it (a
+// file not yet attached, which a message of the file names by uid). The
+// undo holds them, so that deleting the exchanges leaves them as they were.
+func (im *importer) borrowedFiles(tx *gorm.DB, exchangeIDs []int64) ([]int64, error) {
+	var ids []int64
+	err := tx.Raw(`SELECT DISTINCT a.file_id FROM message_attachments a JOIN messages m ON m.id = a.message_id
+		WHERE m.exchange_id IN ?`, exchangeIDs).Scan(&ids).Error
+	if err != nil {
+		return nil, err
+	}
+	mine := make(map[int64]bool, len(im.fileIDs))
+	for _, id := range im.fileIDs {
+		mine[id] = true
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if !mine[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // unstorable makes the database's refusal of a value that it cannot hold
