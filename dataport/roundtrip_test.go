@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -206,6 +209,87 @@ func TestImportChatGPT(t *testing.T) {
 		second, _ := exportOf(t, s, bob.ID)
 		if err := transfertest.EqualContent(first, second); err != nil {
 			t.Fatalf("the round trip changed the content: %v", err)
+		}
+	})
+}
+
+// TestImportChatGPTImages: a ChatGPT export zip holding the image a
+// message shows ("file-abc-map.png" for file-service://file-abc) imports
+// it as a file that message holds, with its bytes, width and height; a
+// second import skips it; and the account round-trips through a Palaver
+// export into another account, the file and its attachment included.
+func TestImportChatGPTImages(t *testing.T) {
+	file, err := os.ReadFile("../transfer/testdata/conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for x := range 64 {
+		img.Set(x, x%48, color.RGBA{200, 30, 30, 255})
+	}
+	var png_ bytes.Buffer
+	if err := png.Encode(&png_, img); err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	for name, body := range map[string][]byte{"conversations.json": file, "file-abc-map.png": png_.Bytes(), "chat.html": []byte("<html>")} {
+		w, _ := zw.Create(name)
+		w.Write(body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eachDB(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		ann, _ := s.CreateUser(ctx, "ann", "x", false)
+		bob, _ := s.CreateUser(ctx, "bob", "x", false)
+		n, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(zipped.Bytes()), transfer.Options{})
+		if err != nil || n.Files != 1 || n.Exchanges < 2 {
+			t.Fatalf("import: %+v %v", n, err)
+		}
+		files, err := s.Files(ctx, ann.ID)
+		if err != nil || len(files) != 1 {
+			t.Fatalf("files %+v %v", files, err)
+		}
+		f := files[0]
+		if f.Name != "map.png" || f.ContentType != "image/png" || f.Width == nil || *f.Width != 64 || *f.Height != 48 {
+			t.Fatalf("the imported image: %+v", f)
+		}
+		if _, data, err := s.FileData(ctx, ann.ID, f.ID, false); err != nil || !bytes.Equal(data, png_.Bytes()) {
+			t.Fatalf("the imported image's bytes differ (%v)", err)
+		}
+		first, firstFile := exportOf(t, s, ann.ID)
+		holders := 0
+		for _, it := range first {
+			if it.Exchange == nil {
+				continue
+			}
+			for _, m := range it.Exchange.Messages {
+				if len(m.Attachments) == 1 && m.Attachments[0].String() == f.UID {
+					if !strings.Contains(m.Content, "here is a map") {
+						t.Fatalf("the image is held by %q", m.Content)
+					}
+					holders++
+				}
+			}
+		}
+		if holders == 0 {
+			t.Fatal("no message holds the imported image")
+		}
+		again, err := dataport.Import(ctx, s, ann.ID, bytes.NewReader(zipped.Bytes()), transfer.Options{})
+		if err != nil || again.Files != 0 || again.SkippedFiles != 1 || again.Exchanges != 0 {
+			t.Fatalf("the zip again: %+v %v", again, err)
+		}
+		if _, err := dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{}); err != nil {
+			t.Fatalf("the export into another account: %v", err)
+		}
+		second, _ := exportOf(t, s, bob.ID)
+		if err := transfertest.EqualContent(first, second); err != nil {
+			t.Fatalf("the round trip changed the content: %v", err)
+		}
+		if again, err := dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{}); err != nil || again.Files != 0 || again.SkippedFiles != 1 {
+			t.Fatalf("the export into the other account again: %+v %v", again, err)
 		}
 	})
 }

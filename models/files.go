@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -364,21 +365,15 @@ func (s *Store) CountBlobs(ctx context.Context) (BlobCounts, error) {
 // (skipped); its blob is shared with the account's copy of the same bytes.
 func (im *importer) file(nf *NewFile) error {
 	f := nf.File
-	var have int64
-	if err := im.tx.Model(&File{}).Where("uid = ?", f.UID).Count(&have).Error; err != nil {
+	uid, have, err := im.fileUID(f.UID)
+	if err != nil {
 		return err
 	}
-	if have > 0 {
-		var mine int64
-		if err := im.tx.Model(&File{}).Where("uid = ? AND user_id = ?", f.UID, im.userID).Count(&mine).Error; err != nil {
-			return err
-		}
-		if mine == 0 {
-			return &ImportError{Reason: fmt.Sprintf("file %s belongs to another account", f.UID)}
-		}
+	if have != 0 {
 		im.n.SkippedFiles++
 		return nil
 	}
+	f.UID = uid
 	id, _, err := dbBlobs{}.put(im.tx, im.userID, f.SHA256, nf.Data, nf.Thumbnail, now())
 	if err != nil {
 		return err
@@ -392,21 +387,46 @@ func (im *importer) file(nf *NewFile) error {
 	return nil
 }
 
+// importedFileUIDs derives the uid an imported file takes in an account
+// when another account has its uid already (a file's uid is unique across
+// the database): the same for the same account and uid, so that importing
+// the file again finds it, and an export of one account imports into
+// another.
+var importedFileUIDs = uuid.MustParse("6f1d3c8e-2b7a-4e59-9a41-0c5d2f8b7e13")
+
+// fileUID says which uid a file of the import takes in the account, and
+// the id of the account's file of that uid (0: none yet): the file's own
+// uid, unless another account holds it; then one derived from it.
+func (im *importer) fileUID(uid string) (string, int64, error) {
+	for _, u := range []string{uid, uuid.NewSHA1(importedFileUIDs, []byte(fmt.Sprintf("%d/%s", im.userID, uid))).String()} {
+		var rows []File
+		if err := im.tx.Select("id", "user_id").Where("uid = ?", u).Limit(1).Find(&rows).Error; err != nil {
+			return "", 0, err
+		}
+		if len(rows) == 0 {
+			return u, 0, nil
+		}
+		if rows[0].UserID == im.userID {
+			return u, rows[0].ID, nil
+		}
+	}
+	return "", 0, &ImportError{Reason: fmt.Sprintf("file %s: its uid and the one derived from it belong to other accounts", uid)}
+}
+
 // attachments makes the imported messages hold their files, named by uid:
 // files of the file (earlier lines) or of the account.
 func (im *importer) attachments(e *ExportedExchange, msgs []Message) error {
 	for _, m := range msgs {
 		uids := e.Attachments[m.UID]
 		for pos, uid := range uids {
-			var f File
-			err := im.tx.Select("id").Where("uid = ? AND user_id = ?", uid, im.userID).Take(&f).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return &ImportError{Reason: fmt.Sprintf("message %s holds file %s, which is neither in the file (before it) nor in the account", m.UID, uid)}
-			}
+			_, id, err := im.fileUID(uid)
 			if err != nil {
 				return err
 			}
-			if err := im.tx.Create(&MessageAttachment{MessageID: m.ID, FileID: f.ID, Position: int64(pos)}).Error; err != nil {
+			if id == 0 {
+				return &ImportError{Reason: fmt.Sprintf("message %s holds file %s, which is neither in the file (before it) nor in the account", m.UID, uid)}
+			}
+			if err := im.tx.Create(&MessageAttachment{MessageID: m.ID, FileID: id, Position: int64(pos)}).Error; err != nil {
 				return err
 			}
 		}

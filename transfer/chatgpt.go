@@ -1,12 +1,15 @@
 package transfer
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +28,21 @@ type ChatGPTReader struct {
 	conv     *conversation       // the one being turned into exchanges
 	messages int64               // messages yielded so far (fork copies count)
 	budget   budget              // bytes yielded so far (fork copies count)
+	assets   assetSource         // the files of the export's zip; nil: none (conversations.json alone)
+	files    map[string]UID      // asset ids already yielded as file items
+	pending  []Item              // items built and not yet returned (files before their exchange)
 	err      error               // sticky
+}
+
+// assetSource finds the file an asset id names in an export's zip and
+// reads it, within a limit.
+type assetSource interface {
+	// find gives the entry an asset id names ("file-XXXX", "file_XXXX"),
+	// and its name as stored; ok false: the zip has none.
+	find(id string) (name string, ok bool)
+	// read gives an entry's bytes, at most max of them (more: a
+	// *LimitError).
+	read(name string, max int64) ([]byte, error)
 }
 
 // NewChatGPTReader reads the start of a conversations.json with the default
@@ -71,6 +88,12 @@ func (r *ChatGPTReader) Next() (Item, error) {
 
 func (r *ChatGPTReader) next() (Item, error) {
 	for {
+		if len(r.pending) > 0 {
+			it := r.pending[0]
+			r.pending[0] = Item{}
+			r.pending = r.pending[1:]
+			return it, nil
+		}
 		if r.conv != nil {
 			e, err := r.conv.next()
 			if err != nil {
@@ -91,7 +114,11 @@ func (r *ChatGPTReader) next() (Item, error) {
 				if err := e.Validate(); err != nil { // a bug here, not in the file; say so rather than store it
 					return Item{}, r.conv.fail(fmt.Errorf("converted exchange is invalid: %w", err))
 				}
-				return Item{Exchange: e, Where: r.conv.where()}, nil
+				if err := r.attach(e); err != nil {
+					return Item{}, r.conv.fail(err)
+				}
+				r.pending = append(r.pending, Item{Exchange: e, Where: r.conv.where()})
+				continue
 			}
 			r.conv = nil
 		}
@@ -111,6 +138,78 @@ func (r *ChatGPTReader) next() (Item, error) {
 		}
 		r.conv = conv
 	}
+}
+
+// hasAsset reports whether the export's zip holds the file an asset id
+// names.
+func (r *ChatGPTReader) hasAsset(id string) bool {
+	if r.assets == nil {
+		return false
+	}
+	_, ok := r.assets.find(id)
+	return ok
+}
+
+// attach makes each message of e that names assets (an image it shows,
+// a file it was given) hold the ones the zip has, as file items queued
+// before e: each asset once in the file, whichever exchange names it
+// first. An asset the zip lacks is left out, as ChatGPT's own viewer
+// shows it missing.
+func (r *ChatGPTReader) attach(e *Exchange) error {
+	for _, m := range e.Messages {
+		for _, a := range m.assets {
+			if uid, done := r.files[a.id]; done {
+				m.Attachments = appendUID(m.Attachments, uid)
+				continue
+			}
+			entry, ok := r.assets.find(a.id)
+			if !ok {
+				continue
+			}
+			data, err := r.assets.read(entry, r.o.MaxFileBytes)
+			if err != nil {
+				return fmt.Errorf("file %s (%s): %w", clip(a.id), clip(entry), err)
+			}
+			if err := r.budget.spend(int64(len(data))); err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			f := &File{UID: NameUID(ChatGPTNamespace, "chatgpt-file:"+url.QueryEscape(a.id)), Name: assetName(a, entry),
+				ContentType: "application/octet-stream", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+				CreatedAt: m.Timestamp, Data: data}
+			if r.files == nil {
+				r.files = map[string]UID{}
+			}
+			r.files[a.id] = f.UID
+			r.pending = append(r.pending, Item{File: f, Where: r.conv.where()})
+			m.Attachments = appendUID(m.Attachments, f.UID)
+		}
+		m.assets = nil
+	}
+	return nil
+}
+
+func appendUID(uids []UID, u UID) []UID {
+	for _, have := range uids {
+		if have == u {
+			return uids
+		}
+	}
+	return append(uids, u)
+}
+
+// assetName is the name a ChatGPT file is imported under: the one its
+// message's metadata gives, else the zip entry's, without the id ChatGPT
+// puts before it ("file-XXXX-photo.png" → "photo.png").
+func assetName(a asset, entry string) string {
+	if n := strings.TrimSpace(path.Base(strings.ReplaceAll(a.name, "\\", "/"))); a.name != "" && n != "." && n != "/" {
+		return n
+	}
+	base := path.Base(entry)
+	if rest, ok := strings.CutPrefix(base, a.id+"-"); ok && rest != "" {
+		return rest
+	}
+	return base
 }
 
 // end reads the closing bracket and makes sure nothing follows it.
@@ -180,7 +279,11 @@ type gptMessage struct {
 		Text        *string           `json:"text"`
 	} `json:"content"`
 	Metadata struct {
-		Hidden bool `json:"is_visually_hidden_from_conversation"`
+		Hidden      bool `json:"is_visually_hidden_from_conversation"`
+		Attachments []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"attachments"`
 	} `json:"metadata"`
 	Recipient string `json:"recipient"`
 }
@@ -199,6 +302,7 @@ type conversation struct {
 	roots     []*tnode // other roots, sorted by id
 	mainDone  bool
 	tasks     []branch // forks still to build, in order
+	has       func(id string) bool
 }
 
 type tnode struct {
@@ -215,7 +319,13 @@ type entry struct {
 	role, content string
 	tool          json.RawMessage
 	at            time.Time // may be zero: then the entry before it lends its time
+	assets        []asset   // the files it shows or was given, by ChatGPT's id
 }
+
+// asset is a file a ChatGPT message names: an image part's asset_pointer
+// ("file-service://file-XXXX", "sediment://file_XXXX") or an entry of its
+// metadata's attachments, with the name that gives, if any.
+type asset struct{ id, name string }
 
 // branch is a fork still to build: the nodes its log shares with the
 // exchange it forks from (prefix), then start and its last children.
@@ -226,7 +336,7 @@ type branch struct {
 }
 
 func (r *ChatGPTReader) newConversation(c *gptConversation) (*conversation, error) {
-	cv := &conversation{o: &r.o, index: r.index, id: c.ID, archived: c.IsArchived}
+	cv := &conversation{o: &r.o, index: r.index, id: c.ID, archived: c.IsArchived, has: r.hasAsset}
 	if cv.id == "" {
 		cv.id = c.ConversationID
 	}
@@ -340,7 +450,7 @@ func (cv *conversation) build(c *gptConversation) error {
 		}
 	}
 	for _, k := range keys {
-		e, err := convertNode(nodes[k].raw)
+		e, err := convertNode(nodes[k].raw, cv.has)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", clip(k), err)
 		}
@@ -481,6 +591,7 @@ func (cv *conversation) exchange(b *branch, path []*tnode, own int) (*Exchange, 
 			Content:   t.entry.content,
 			Timestamp: at,
 			Tool:      t.entry.tool,
+			assets:    t.entry.assets,
 		})
 	}
 	if b == nil {
@@ -505,8 +616,9 @@ func firstSet(ts ...time.Time) time.Time {
 
 // convertNode turns a node's message into a log entry, or nil when it is
 // not one: no message, a system or hidden message, a content type without
-// text (images alone, browsing displays, reasoning), or only whitespace.
-func convertNode(m *gptMessage) (*entry, error) {
+// text (browsing displays, reasoning), or only whitespace and no file that
+// the export's zip holds (has).
+func convertNode(m *gptMessage, has func(id string) bool) (*entry, error) {
 	if m == nil || m.Metadata.Hidden {
 		return nil, nil
 	}
@@ -525,13 +637,24 @@ func convertNode(m *gptMessage) (*entry, error) {
 		return nil, nil
 	}
 	var content string
+	var assets []asset
 	switch m.Content.ContentType {
 	case "text", "multimodal_text":
 		var texts []string
 		for _, p := range m.Content.Parts {
 			var s string
-			if json.Unmarshal(p, &s) == nil && s != "" { // images and other objects carry no text
+			if json.Unmarshal(p, &s) == nil && s != "" {
 				texts = append(texts, s)
+				continue
+			}
+			var obj struct {
+				ContentType  string `json:"content_type"`
+				AssetPointer string `json:"asset_pointer"`
+			}
+			if json.Unmarshal(p, &obj) == nil && obj.ContentType == "image_asset_pointer" {
+				if _, id, ok := strings.Cut(obj.AssetPointer, "://"); ok && id != "" {
+					assets = addAsset(assets, asset{id: id})
+				}
 			}
 		}
 		content = strings.Join(texts, "\n\n")
@@ -542,14 +665,26 @@ func convertNode(m *gptMessage) (*entry, error) {
 	default:
 		return nil, nil
 	}
-	if strings.TrimSpace(content) == "" {
+	for _, a := range m.Metadata.Attachments {
+		if a.ID != "" {
+			assets = addAsset(assets, asset{id: a.ID, name: a.Name})
+		}
+	}
+	kept := assets[:0] // only what the export's zip holds: a message of only a missing image is skipped
+	for _, a := range assets {
+		if has(a.id) {
+			kept = append(kept, a)
+		}
+	}
+	assets = kept
+	if strings.TrimSpace(content) == "" && len(assets) == 0 {
 		return nil, nil
 	}
 	at, err := gptTime(m.CreateTime)
 	if err != nil {
 		return nil, fmt.Errorf("create_time: %w", err)
 	}
-	e := &entry{role: role, content: content, at: at}
+	e := &entry{role: role, content: content, at: at, assets: assets}
 	switch role {
 	case RoleToolCall:
 		e.tool, _ = json.Marshal(map[string]string{"name": m.Recipient})
@@ -561,6 +696,19 @@ func convertNode(m *gptMessage) (*entry, error) {
 		e.tool, _ = json.Marshal(map[string]string{"name": name})
 	}
 	return e, nil
+}
+
+// addAsset adds a to the list, or its name to the one with its id.
+func addAsset(list []asset, a asset) []asset {
+	for i := range list {
+		if list[i].id == a.id {
+			if list[i].name == "" {
+				list[i].name = a.name
+			}
+			return list
+		}
+	}
+	return append(list, a)
 }
 
 // maxUnix is the last second of year 9999, the last an export can write.

@@ -37,8 +37,14 @@
 // "assistant" (assistant; tool_call when addressed to a tool, recipient not
 // "all") or "tool" (tool_result), not hidden (is_visually_hidden_from_
 // conversation), of content type text or multimodal_text (string parts
-// joined by a blank line; images and other objects dropped), code or
-// execution_output (content.text), with some text that is not whitespace.
+// joined by a blank line), code or execution_output (content.text), with
+// some text that is not whitespace or a file the export's zip holds. The
+// files a message names (an image part's asset_pointer, "file-service://
+// file-XXXX" or "sediment://file_XXXX", and its metadata's attachments)
+// that the zip holds (an entry named the id, or the id, "-" and a name, in
+// any folder) become file items, each before the first exchange that holds
+// it, and the message holds them; a file the zip lacks is left out. A file
+// takes the uid UUIDv5 of "chatgpt-file:" + its id.
 // Everything else is skipped: the root, system messages, custom
 // instructions, browsing displays, reasoning. A message without a time takes
 // the one before it. A branch with no entry of its own makes no fork (its

@@ -115,7 +115,9 @@ func TestOpenEveryFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	junk := zipEntry{"file-abc.png", bytes.Repeat([]byte{0x89}, 1000)}
+	// A file no message names is never read (file-abc, which one names,
+	// is TestChatGPTZipAttachments').
+	junk := zipEntry{"file-zzz.png", bytes.Repeat([]byte{0x89}, 1000)}
 	cases := []struct {
 		name string
 		data []byte
@@ -317,3 +319,65 @@ func TestOpenReadErrors(t *testing.T) {
 type iotestErr struct{ err error }
 
 func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
+
+// TestChatGPTZipAttachments: an image a message shows (asset_pointer
+// file-service://file-abc) that the zip holds ("file-abc-map.png", in any
+// folder) becomes a file item before the first exchange that holds it,
+// named without ChatGPT's id, with its bytes; every exchange whose log
+// holds that message (its fork's copies too) names it; it comes once.
+// Without the entry, the message holds nothing; a file over MaxFileBytes
+// is refused, named.
+func TestChatGPTZipAttachments(t *testing.T) {
+	img := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte("map"), 100)...)
+	for _, name := range []string{"file-abc-map.png", "export/file-abc-map.png"} {
+		data := makeZip(t, zipEntry{"conversations.json", chatgptFile(t)}, zipEntry{name, img}, zipEntry{"file-abcd-other.png", []byte("x")})
+		items, _, err := openAll(t, transfer.Options{}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var file *transfer.File
+		holders := 0
+		for _, it := range items {
+			if it.File != nil {
+				if file != nil {
+					t.Fatalf("%s: a second file item %s", name, it.File.Name)
+				}
+				file = it.File
+				continue
+			}
+			for _, m := range messagesOf(it) {
+				if len(m.Attachments) == 0 {
+					continue
+				}
+				if file == nil || len(m.Attachments) != 1 || m.Attachments[0] != file.UID {
+					t.Fatalf("%s: message %q holds %v before its file came (%v)", name, m.Content, m.Attachments, file)
+				}
+				if !strings.Contains(m.Content, "here is a map") {
+					t.Fatalf("%s: the wrong message holds the image: %q", name, m.Content)
+				}
+				holders++
+			}
+		}
+		if file == nil || file.Name != "map.png" || !bytes.Equal(file.Data, img) || file.Size != int64(len(img)) || file.Validate() != nil {
+			t.Fatalf("%s: file %+v", name, file)
+		}
+		if holders == 0 {
+			t.Fatalf("%s: no message holds the image", name)
+		}
+	}
+	items, _, err := openAll(t, transfer.Options{}, makeZip(t, zipEntry{"conversations.json", chatgptFile(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		for _, m := range messagesOf(it) {
+			if it.File != nil || len(m.Attachments) > 0 {
+				t.Fatalf("without the image in the zip: %+v", it)
+			}
+		}
+	}
+	big := makeZip(t, zipEntry{"conversations.json", chatgptFile(t)}, zipEntry{"file-abc.png", img})
+	if _, _, err := openAll(t, transfer.Options{MaxFileBytes: 100}, big); !errors.Is(err, transfer.ErrInvalid) || !strings.Contains(err.Error(), "file-abc") {
+		t.Fatalf("an image over MaxFileBytes: %v", err)
+	}
+}

@@ -102,6 +102,8 @@ type Message struct {
 	// Attachments are the uids of the files the message holds, each
 	// written as a file line before the exchange (issue 26).
 	Attachments []UID `json:"attachments,omitempty"`
+
+	assets []asset // a ChatGPT message's files, until the reader resolves them
 }
 
 // File is an attached file with its bytes, as one export line ({"type":

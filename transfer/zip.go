@@ -9,14 +9,16 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strings"
 )
 
 // A ChatGPT export zip is read from a temporary copy (archive/zip needs to
-// seek; the input is a stream), at most MaxInputBytes of it. Only
-// conversations.json is read, at the top level or inside one folder (the
-// export unzipped and zipped again); every other entry is ignored and never
-// written anywhere. Still, a zip with an entry whose name leaves the root
+// seek; the input is a stream), at most MaxInputBytes of it. conversations.json
+// is read, at the top level or inside one folder (the export unzipped and
+// zipped again), and of the other entries only the files its messages name
+// (zipAssets), each at most MaxFileBytes, which become file items; every
+// other entry is ignored and never written anywhere. Still, a zip with an entry whose name leaves the root
 // (an absolute path, "..", a backslash, a drive letter) is refused: it is
 // not an export ChatGPT made. conversations.json may unpack to at most
 // MaxUncompressedBytes, checked against its declared size before reading
@@ -78,7 +80,83 @@ func (o Options) openZip(in io.Reader) (Source, error) {
 		rc.Close()
 		return fail(err)
 	}
+	rd.assets = newZipAssets(zr, entry)
 	return &zipSource{ChatGPTReader: rd, entry: rc, file: f}, nil
+}
+
+// zipAssets finds the files of a ChatGPT export zip by the ids its
+// messages give them: ChatGPT names an uploaded image or file
+// "file-XXXX-photo.png" (or "file_XXXX-….png", or the id alone, with or
+// without an extension), at the top level or in a folder (generated
+// images: "dalle-generations/…"). Only entries a message names are read.
+type zipAssets struct {
+	byBase []zipAsset // sorted by base name
+	byName map[string]*zip.File
+}
+
+type zipAsset struct {
+	base string
+	file *zip.File
+}
+
+func newZipAssets(zr *zip.Reader, conversations *zip.File) *zipAssets {
+	z := &zipAssets{byName: map[string]*zip.File{}}
+	for _, f := range zr.File {
+		if f == conversations || f.FileInfo().IsDir() || strings.HasPrefix(f.Name, "__MACOSX/") {
+			continue
+		}
+		if _, dup := z.byName[f.Name]; dup {
+			continue // the first of two entries of one name, as find gives it
+		}
+		z.byName[f.Name] = f
+		z.byBase = append(z.byBase, zipAsset{base: path.Base(f.Name), file: f})
+	}
+	sort.SliceStable(z.byBase, func(i, j int) bool { return z.byBase[i].base < z.byBase[j].base })
+	return z
+}
+
+func (z *zipAssets) lookup(id string) *zip.File {
+	if id == "" || strings.ContainsAny(id, "/\\") {
+		return nil
+	}
+	i := sort.Search(len(z.byBase), func(i int) bool { return z.byBase[i].base >= id })
+	for ; i < len(z.byBase) && strings.HasPrefix(z.byBase[i].base, id); i++ {
+		rest := z.byBase[i].base[len(id):]
+		if rest == "" || rest[0] == '-' || rest[0] == '.' {
+			return z.byBase[i].file
+		}
+	}
+	return nil
+}
+
+func (z *zipAssets) find(id string) (string, bool) {
+	if f := z.lookup(id); f != nil {
+		return f.Name, true
+	}
+	return "", false
+}
+
+func (z *zipAssets) read(name string, max int64) ([]byte, error) {
+	f := z.byName[name]
+	if f == nil {
+		return nil, invalid("zip entry %q is not there", clip(name))
+	}
+	if f.UncompressedSize64 > uint64(max) {
+		return nil, &LimitError{What: "the file", Max: max, Unit: "bytes", Have: int64(min(f.UncompressedSize64, 1<<62))}
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, invalid("zip entry %q: %v", clip(name), err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(zipErrors{rc, name}, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &LimitError{What: "the file", Max: max, Unit: "bytes"}
+	}
+	return data, nil
 }
 
 // zipExpansion is how many times its zip's size a conversations.json counts

@@ -418,9 +418,19 @@ func canonical(items []transfer.Item, content bool) []transfer.Item {
 				c := *m
 				c.UID, c.Timestamp = re(c.UID), c.Timestamp.UTC()
 				c.AgentResponse, c.Tool = raw(c.AgentResponse), raw(c.Tool)
+				if c.Attachments != nil {
+					c.Attachments = make([]transfer.UID, len(m.Attachments))
+					for k, u := range m.Attachments {
+						c.Attachments[k] = re(u)
+					}
+				}
 				e.Messages[j] = &c
 			}
 			out[i] = transfer.Item{Exchange: &e}
+		case it.File != nil:
+			f := *it.File
+			f.UID, f.CreatedAt = re(f.UID), f.CreatedAt.UTC()
+			out[i] = transfer.Item{File: &f}
 		}
 	}
 	return out
