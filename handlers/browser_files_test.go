@@ -43,6 +43,12 @@ func browserAttachments(t *testing.T, root context.Context) {
 		return true;
 	})()`)
 	w.waitFor("three uploaded chips", `document.querySelectorAll("[data-testid=attach-chip][data-state=done]").length === 3`)
+	// The image's chip previews it with its thumbnail; the others do not.
+	w.waitFor("the pasted image's preview", `(() => {
+		const p = document.querySelectorAll("[data-testid=attach-chip] img[data-testid=attach-preview]");
+		return p.length === 1 && p[0].complete && p[0].naturalWidth > 0 &&
+			p[0].closest("[data-testid=attach-chip]").textContent.includes("image.png");
+	})()`)
 	reply := w.send("what did I attach?")
 	for _, want := range []string{"You attached notes.md", "You attached data.csv (text/csv", "You attached image.png (image/png, ", "2×1)"} {
 		if !strings.Contains(reply, want) {

@@ -1477,6 +1477,16 @@
       chip.setAttribute("data-state", "done");
       chip.setAttribute("data-file-id", String(out.id));
       if (bar) bar.remove();
+      if (out.width && /^image\//.test(out.content_type || "")) {
+        // The server's own thumbnail (same origin, EXIF gone), not a
+        // blob: URL, which the CSP's img-src does not allow.
+        const preview = document.createElement("img");
+        preview.src = "/api/files/" + encodeURIComponent(String(out.id)) + "/thumbnail";
+        preview.alt = "";
+        preview.className = "h-8 w-8 shrink-0 rounded object-cover";
+        preview.setAttribute("data-testid", "attach-preview");
+        chip.prepend(preview);
+      }
       const hidden = document.createElement("input");
       hidden.type = "hidden";
       hidden.name = "attachments";
