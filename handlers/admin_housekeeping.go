@@ -54,6 +54,25 @@ func (h *Handlers) adminPurgeOrphans(c *fiber.Ctx) error {
 		" with "+views.Plural(msgs, "message", "messages")+".", nil)
 }
 
+// adminPurgeBlobs deletes the blobs no file names, once confirmed.
+func (h *Handlers) adminPurgeBlobs(c *fiber.Ctx) error {
+	if !confirmed(c) {
+		counts, err := h.store.CountBlobs(c.UserContext())
+		if err != nil {
+			return err
+		}
+		return h.adminConfirmAt(c, "Purge unreferenced blobs?",
+			"Delete "+views.Plural(counts.Unreferenced, "stored blob", "stored blobs")+" that no file names. No file, message or account loses anything. This cannot be undone.",
+			paths.AdminBlobs, "Purge", paths.AdminHousekeeping)
+	}
+	n, size, err := h.store.PurgeUnreferencedBlobs(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return h.adminDone(c, paths.AdminHousekeeping, "Purged "+views.Plural(n, "unreferenced blob", "unreferenced blobs")+
+		" ("+views.Bytes(size)+").", nil)
+}
+
 // adminRetentionSave turns the retention policy on or off and sets its days.
 func (h *Handlers) adminRetentionSave(c *fiber.Ctx) error {
 	days, err := strconv.ParseInt(strings.TrimSpace(c.FormValue("days")), 10, 64)

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -183,5 +184,45 @@ func TestAdminOrphansAndVacuum(t *testing.T) {
 	mustStatus(t, admin.postForm("/admin/housekeeping/vacuum", nil), http.StatusSeeOther)
 	if f := adminFlash(admin.chatScreen(t, "/admin/housekeeping")); !strings.HasPrefix(f, "VACUUM done in ") {
 		t.Fatalf("flash %q", f)
+	}
+}
+
+// TestAdminPurgeBlobs: housekeeping counts a blob no file names and offers
+// to purge it (after a confirmation); the purge takes that blob only, and
+// a file's blob and bytes stay.
+func TestAdminPurgeBlobs(t *testing.T) {
+	a := newTestApp(t)
+	admin := a.register("root")
+	ann := a.apiClient("ann")
+	kept := ann.mustUpload("kept.txt", []byte("a file that stays"))
+	a.chatExec(`INSERT INTO blobs (user_id, sha256, size, data, created_at) VALUES ((SELECT id FROM users WHERE username = 'ann'), ?, 5, ?, ?)`,
+		strings.Repeat("0", 64), []byte("stray"), time.Now().UTC())
+	counts, err := a.store.CountBlobs(t.Context())
+	if err != nil || counts.Unreferenced != 1 || counts.Blobs != 2 {
+		t.Fatalf("before: %+v %v", counts, err)
+	}
+	doc := admin.chatScreen(t, "/admin/housekeeping")
+	if len(htmltest.ByTestID(doc, "admin-purge-blobs")) != 1 {
+		t.Fatal("no purge button while a blob is unreferenced")
+	}
+	mustStatus(t, admin.postForm("/admin/housekeeping/blobs", nil), http.StatusOK) // the confirmation page
+	if c, _ := a.store.CountBlobs(t.Context()); c.Unreferenced != 1 {
+		t.Fatal("the purge ran unconfirmed")
+	}
+	mustStatus(t, admin.postForm("/admin/housekeeping/blobs", url.Values{"confirmed": {"1"}}), http.StatusSeeOther)
+	counts, err = a.store.CountBlobs(t.Context())
+	if err != nil || counts.Unreferenced != 0 || counts.Blobs != 1 || counts.Files != 1 {
+		t.Fatalf("after: %+v %v", counts, err)
+	}
+	doc = admin.chatScreen(t, "/admin/housekeeping")
+	if f := adminFlash(doc); f != "Purged 1 unreferenced blob (5 B)." {
+		t.Fatalf("flash %q", f)
+	}
+	if len(htmltest.ByTestID(doc, "admin-purge-blobs")) != 0 {
+		t.Fatal("a purge button with nothing to purge")
+	}
+	res := ann.get(fmt.Sprintf("/api/files/%d", kept.ID))
+	if b, _ := io.ReadAll(res.Body); string(b) != "a file that stays" {
+		t.Fatalf("the file's bytes after the purge: %q", b)
 	}
 }

@@ -98,6 +98,7 @@ var mxForms = map[string]url.Values{
 	"POST /admin/users/:id/password":         {"password": {"a new password"}},
 	"POST /admin/users/:id/delete":           {"confirmed": {"1"}},
 	"POST /admin/housekeeping/orphans":       {"confirmed": {"1"}},
+	"POST /admin/housekeeping/blobs":         {"confirmed": {"1"}},
 	"POST /admin/housekeeping/retention":     {"enabled": {"1"}, "days": {"1"}},
 	"POST /admin/housekeeping/retention/run": {"confirmed": {"1"}},
 	// The owner changes the password to itself (the session is renewed, as

@@ -230,6 +230,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	admin.Get("/housekeeping", h.adminHousekeeping)
 	admin.Post("/housekeeping/vacuum", h.adminVacuum)
 	admin.Post("/housekeeping/orphans", h.adminPurgeOrphans)
+	admin.Post("/housekeeping/blobs", h.adminPurgeBlobs)
 	admin.Post("/housekeeping/retention", h.adminRetentionSave)
 	admin.Post("/housekeeping/retention/dry-run", h.adminRetentionDryRun)
 	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)

@@ -326,6 +326,23 @@ func (s *Store) UnreferencedBlobs(ctx context.Context) (int64, error) {
 	return n, wrap("unreferenced blobs", err)
 }
 
+// PurgeUnreferencedBlobs deletes the blobs no file names (there should be
+// none: see UnreferencedBlobs) and says how many went and their bytes.
+// One statement: a blob an upload attaches meanwhile commits with its
+// file, so it is named and kept.
+func (s *Store) PurgeUnreferencedBlobs(ctx context.Context) (n, bytes int64, err error) {
+	err = s.transact(ctx, func(tx *gorm.DB) error {
+		q := tx.Model(&Blob{}).Where("NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)")
+		if err := q.Select("COALESCE(SUM(size), 0)").Row().Scan(&bytes); err != nil {
+			return err
+		}
+		res := tx.Where("NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)").Delete(&Blob{})
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, bytes, wrap("purge unreferenced blobs", err)
+}
+
 // StorageByUser is the bytes of blobs each user holds, by user id.
 func (s *Store) StorageByUser(ctx context.Context) (map[int64]int64, error) {
 	var rows []struct {

@@ -32,6 +32,7 @@ const (
 	AdminHousekeeping = "/admin/housekeeping"
 	AdminVacuum       = "/admin/housekeeping/vacuum"
 	AdminOrphans      = "/admin/housekeeping/orphans"
+	AdminBlobs        = "/admin/housekeeping/blobs"
 	AdminRetention    = "/admin/housekeeping/retention"
 	AdminRetentionRun = "/admin/housekeeping/retention/run"
 	AdminRetentionDry = "/admin/housekeeping/retention/dry-run"
