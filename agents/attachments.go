@@ -65,8 +65,9 @@ type imageURL struct {
 
 // filesForModel turns the attachments into what an OpenAI-compatible model
 // reads: the text files as fenced blocks headed by their names (each cut at
-// textChars characters, saying so), the others named; and the images as
-// data-URL parts. Images nil: the message stays plain text.
+// textChars characters, saying so), a PDF by its name alone, the others
+// named with their type and size; and the images as data-URL parts.
+// Images nil: the message stays plain text.
 func filesForModel(files []models.FileWithData, textChars int) (text string, images []contentPart) {
 	if textChars <= 0 {
 		textChars = DefaultFileTextChars
@@ -89,6 +90,10 @@ func filesForModel(files []models.FileWithData, textChars int) (text string, ima
 				fence += "`"
 			}
 			fmt.Fprintf(&b, "\n\n%s:\n%s\n%s\n%s%s", f.Name, fence, strings.TrimSuffix(body, "\n"), fence, cut)
+		case models.FilePDF:
+			// No text extraction: no well-kept PDF library is at hand
+			// (README, "Attachments"). The model is told its name, only.
+			fmt.Fprintf(&b, "\n\n(Attached PDF, its contents not shown to you: %s)", f.Name)
 		default:
 			fmt.Fprintf(&b, "\n\n(Attached file, not shown to you: %s, %s, %d bytes)", f.Name, baseType(f.ContentType), f.Size)
 		}

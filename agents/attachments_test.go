@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +90,45 @@ func TestOpenAIVisionRequest(t *testing.T) {
 	}
 	if err := json.Unmarshal(<-bodies, &body); err != nil || string(body.Messages[len(body.Messages)-1].Content) != `"plain"` {
 		t.Fatalf("plain message %s %v", body.Messages[len(body.Messages)-1].Content, err)
+	}
+}
+
+// TestOpenAIPDFToldOnlyItsName: a PDF's text is not extracted; the model
+// reads the message and the PDF's name, and nothing of its bytes, type or
+// size, through the OpenAI-format request.
+func TestOpenAIPDFToldOnlyItsName(t *testing.T) {
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- b
+		sse([]string{textChunk("ok"), finishChunk}, true)(w, r)
+	}))
+	defer srv.Close()
+	pdf := []byte("%PDF-1.4\n1 0 obj << >> stream\nBT (Quarterly secret figures) Tj ET\nendstream endobj\n%%EOF\n")
+	files := []models.FileWithData{{File: models.File{Name: "report.pdf", ContentType: "application/pdf", Kind: models.FilePDF,
+		Size: int64(len(pdf))}, Data: pdf}}
+	o := &OpenAI{BaseURL: srv.URL + "/v1", Model: "m", Backoff: time.Millisecond}
+	if _, err := o.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "summarise it", Attachments: files}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(<-bodies, &body); err != nil {
+		t.Fatal(err)
+	}
+	var text string // no image: the message is a plain string
+	if err := json.Unmarshal(body.Messages[len(body.Messages)-1].Content, &text); err != nil {
+		t.Fatalf("content %s: %v", body.Messages[len(body.Messages)-1].Content, err)
+	}
+	if !strings.Contains(text, "summarise it") || !strings.Contains(text, "report.pdf") {
+		t.Fatalf("the model reads %q", text)
+	}
+	for _, leak := range []string{"Quarterly", "PDF-1.4", "application/pdf", strconv.Itoa(len(pdf))} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the model reads %q, which holds %q", text, leak)
+		}
 	}
 }
