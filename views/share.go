@@ -20,6 +20,7 @@ type SharedMessage struct {
 	Role       string
 	Text, HTML string
 	Time       string
+	Files      []FileChip // served through the share's own route
 }
 
 // ShareForm is a conversation's share form and, once made, its link.
