@@ -48,6 +48,26 @@ func (s *Store) Unread(ctx context.Context, userID int64) (map[int64]bool, error
 	return out, nil
 }
 
+// UnreadByProject counts the user's unread exchanges in each project (by
+// project id; projects with none are absent): the sidebar's count on a
+// project.
+func (s *Store) UnreadByProject(ctx context.Context, userID int64) (map[int64]int64, error) {
+	var rows []struct{ ProjectID, N int64 }
+	err := s.db.WithContext(ctx).Table("exchange_reads").Select("e.project_id AS project_id, COUNT(*) AS n").
+		Joins("JOIN exchanges e ON e.id = exchange_reads.exchange_id").
+		Where("exchange_reads.user_id = ? AND e.project_id IS NOT NULL AND e.turn_status <> ? AND NOT e.archived AND exchange_reads.seen_seq < "+lastSeqSQL,
+			userID, TurnRunning).
+		Group("e.project_id").Scan(&rows).Error
+	if err != nil {
+		return nil, wrap("unread by project", err)
+	}
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		out[r.ProjectID] = r.N
+	}
+	return out, nil
+}
+
 // MarkRead marks the user's exchange read up to seq (nil: its last entry)
 // and says whether that changed anything: an exchange with no mark is read
 // already, up to any seq.
