@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -273,9 +274,18 @@ func (h *Handlers) accountShareUpdate(c *fiber.Ctx) error {
 	return h.accountDone(c, "The share link now shows the conversation as it is.")
 }
 
-// adminShares lists every user's share links.
+// adminShares lists every user's share links, newest first, one batch at a
+// time by keyset (?before=ID), as the audit log pages.
 func (h *Handlers) adminShares(c *fiber.Ctx) error {
-	shares, err := h.store.AdminShares(c.UserContext(), 500)
+	var before int64
+	if v := c.Query("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fiber.NewError(fiber.StatusBadRequest, "?before= takes a positive number.")
+		}
+		before = n
+	}
+	shares, more, err := h.store.AdminShares(c.UserContext(), before, adminListSize)
 	if err != nil {
 		return err
 	}
@@ -283,6 +293,12 @@ func (h *Handlers) adminShares(c *fiber.Ctx) error {
 	now := h.now()
 	for _, sh := range shares {
 		p.Shares = append(p.Shares, newShareRow(c, &sh.Share, now, sh.Username))
+	}
+	if before > 0 {
+		p.FirstURL = paths.AdminShares
+	}
+	if more {
+		p.NextURL = paths.WithQuery(paths.AdminShares, url.Values{"before": {strconv.FormatInt(shares[len(shares)-1].ID, 10)}})
 	}
 	return render(c, fiber.StatusOK, views.AdminShares(p))
 }

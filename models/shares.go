@@ -317,12 +317,20 @@ type AdminShare struct {
 	Username string
 }
 
-// AdminShares lists every share, newest first (at most limit).
-func (s *Store) AdminShares(ctx context.Context, limit int) ([]AdminShare, error) {
+// AdminShares lists every share, newest first, one batch by keyset: at
+// most limit of those with an id below beforeID (0: from the newest), and
+// whether older ones follow.
+func (s *Store) AdminShares(ctx context.Context, beforeID int64, limit int) ([]AdminShare, bool, error) {
 	var out []AdminShare
-	err := s.db.WithContext(ctx).Table("shares AS s").Select("s.*, u.username").
-		Joins("JOIN users u ON u.id = s.user_id").Order("s.id DESC").Limit(limit).Scan(&out).Error
-	return out, wrap("admin shares", err)
+	q := s.db.WithContext(ctx).Table("shares AS s").Select("s.*, u.username").
+		Joins("JOIN users u ON u.id = s.user_id")
+	if beforeID > 0 {
+		q = q.Where("s.id < ?", beforeID)
+	}
+	if err := q.Order("s.id DESC").Limit(limit + 1).Scan(&out).Error; err != nil {
+		return nil, false, wrap("admin shares", err)
+	}
+	return out[:min(len(out), limit)], len(out) > limit, nil
 }
 
 // AdminRevokeShare revokes anyone's share as the administrator adminID and

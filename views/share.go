@@ -53,5 +53,7 @@ type AccountShare struct {
 // AdminSharesScreen is /admin/shares: every user's share links.
 type AdminSharesScreen struct {
 	AdminChrome
-	Shares []AccountShare
+	Shares   []AccountShare
+	NextURL  string // older links; "" on the last batch
+	FirstURL string // back to the newest; "" on the first batch
 }
