@@ -13,6 +13,7 @@ func TestBrowserShares(t *testing.T) {
 	root := startBrowser(t)
 	t.Run("ShareLink", func(t *testing.T) { browserShareLink(t, root) })
 	t.Run("UnreadTwoDevices", func(t *testing.T) { browserUnreadTwoDevices(t, root) })
+	t.Run("ShareNoJavaScript", func(t *testing.T) { browserShareNoJavaScript(t, root) })
 }
 
 // browserShareLink: the owner shares from the chat's menu and gets the link
@@ -107,4 +108,55 @@ func browserUnreadTwoDevices(t *testing.T, root context.Context) {
 	b.click(item + " [data-testid=mark-unread]")
 	a.waitFor("the dot on A", fmt.Sprintf(`document.querySelector(%s)`, browserQuote(item+" [data-testid=unread]")))
 	a.waitFor("the count in A's title", `document.title.startsWith("(1) ")`)
+}
+
+// browserShareNoJavaScript: with scripts off, a signed-out visitor reads a
+// shared conversation (its image too, through the link's own route),
+// registers from the link and is brought back to it, and continues it as
+// their own with the plain form.
+func browserShareNoJavaScript(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	sam := s.app.register("sam")
+	img := sam.mustUpload("dot.png", pngOf(t, 40, 30))
+	var out apiChatOut
+	sam.apiJSON("POST", "/api/chat", map[string]any{"query": "hello there", "attachments": []int64{img.ID}}, 200, &out)
+	sam.apiJSON("POST", "/api/chat", map[string]any{"query": "what is a share link?", "exchange_id": *out.ExchangeID}, 200, nil)
+	s.app.waitTurns()
+	path := sam.shareCreate(*out.ExchangeID, `{"visibility": "link"}`).URL
+
+	v := s.window("visitor-nojs")
+	v.disableJavaScript()
+	v.visit(path)
+	if ran := browserEval[bool](v, `typeof window.htmx !== "undefined"`); ran {
+		s.fatalf("the page's scripts ran although JavaScript is off")
+	}
+	v.waitFor("the shared messages", browserCount("[data-testid=message]")+" === 4")
+	if got := browserTexts(v, "[data-testid=message][data-role=user] [data-testid=message-body]"); len(got) != 2 || got[1] != "what is a share link?" {
+		s.fatalf("the shared user messages read %q", got)
+	}
+	v.waitFor("the shared image, loaded", fmt.Sprintf(
+		`(() => { const i = document.querySelector("[data-testid=attachment] img"); return !!i && i.complete && i.naturalWidth > 0 && new URL(i.src).pathname === %s })()`,
+		browserQuote(fmt.Sprintf("/s/%s/files/%d/thumbnail", strings.TrimPrefix(path, "/s/"), img.ID))))
+
+	v.clickToLoad("[data-testid=share-register]")
+	v.typeInto(`form[action="/register"] input[name=username]`, "nadia")
+	v.typeInto(`form[action="/register"] input[name=password]`, browserPass)
+	v.clickToLoad(`form[action="/register"] button[type=submit]`)
+	if loc := v.location(); loc != path {
+		s.fatalf("after registering without JavaScript the visitor is on %q, want back on %q", loc, path)
+	}
+	v.clickToLoad("[data-testid=share-continue]")
+	loc := v.location()
+	if !browserChatPath.MatchString(loc) {
+		s.fatalf("continue without JavaScript landed on %q", loc)
+	}
+	v.waitVisible("[data-testid=shared-copy]")
+	if got := browserTexts(v, browserUserMsg); len(got) != 2 || !strings.Contains(got[1], "what is a share link?") {
+		s.fatalf("the copy shows the user messages %q", got)
+	}
+	var copyID int64
+	fmt.Sscanf(strings.TrimPrefix(loc, "/chat/"), "%d", &copyID)
+	if msgs, err := s.app.store.Messages(context.Background(), sam.user.ID, copyID, nil); err == nil || len(msgs) != 0 {
+		s.fatalf("the copy %d is sam's: %d messages, %v", copyID, len(msgs), err)
+	}
 }
