@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserShares runs the share links' and unread marks' scenarios on a
@@ -14,6 +18,7 @@ func TestBrowserShares(t *testing.T) {
 	t.Run("ShareLink", func(t *testing.T) { browserShareLink(t, root) })
 	t.Run("UnreadTwoDevices", func(t *testing.T) { browserUnreadTwoDevices(t, root) })
 	t.Run("ShareNoJavaScript", func(t *testing.T) { browserShareNoJavaScript(t, root) })
+	t.Run("ReplyNotifications", func(t *testing.T) { browserReplyNotifications(t, root) })
 }
 
 // browserShareLink: the owner shares from the chat's menu and gets the link
@@ -158,5 +163,85 @@ func browserShareNoJavaScript(t *testing.T, root context.Context) {
 	fmt.Sscanf(strings.TrimPrefix(loc, "/chat/"), "%d", &copyID)
 	if msgs, err := s.app.store.Messages(context.Background(), sam.user.ID, copyID, nil); err == nil || len(msgs) != 0 {
 		s.fatalf("the copy %d is sam's: %d messages, %v", copyID, len(msgs), err)
+	}
+}
+
+// browserNotifyWatch records the notifications a page makes, and lets the
+// test put the page in the background: headless Chromium offers no way to
+// hide a tab, so document.hidden follows window.__background.
+const browserNotifyWatch = `(() => {
+  window.__notes = [];
+  const N = window.Notification;
+  if (!N) return;
+  window.Notification = new Proxy(N, {
+    construct(target, args) {
+      window.__notes.push(args[0] + " | " + ((args[1] || {}).body || ""));
+      return Reflect.construct(target, args);
+    },
+    get(target, prop) { return Reflect.get(target, prop); },
+  });
+  Object.defineProperty(document, "hidden", { configurable: true, get: () => window.__background === true });
+})()`
+
+// browserReplyNotifications: notifications are off until the person
+// switches them on in the account page (with the browser's permission);
+// then a reply that finishes while the tab is in the background notifies,
+// one that finishes in front of them does not, and once switched off
+// nothing does.
+func browserReplyNotifications(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	w := s.window("pat")
+	origin := s.base
+	if _, err := chromedp.CallBrowser(w.ctx, browser.SetPermission, browser.SetPermissionParams{
+		Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingGranted,
+		Origin: origin, BrowserContextID: chromedp.FromContext(w.ctx).BrowserContextID}); err != nil {
+		s.fatalf("grant notifications: %v", err)
+	}
+	if _, err := chromedp.Call(w.ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: browserNotifyWatch}); err != nil {
+		s.fatalf("watch notifications: %v", err)
+	}
+	w.register("pat")
+	background := func(on bool) { browserEval[bool](w, fmt.Sprintf(`window.__background = %t`, on)) }
+	idle := func() {
+		w.waitFor("the turn's end", `document.getElementById("composer-turn").getAttribute("data-turn-status") !== "running"`)
+	}
+
+	// Off by default: a reply in the background says nothing.
+	background(true)
+	w.send("hello there")
+	if n := browserEval[int](w, `window.__notes.length`); n != 0 {
+		s.fatalf("%d notifications before they were switched on", n)
+	}
+
+	// Switched on in the account page.
+	w.visit("/account")
+	w.waitVisible("[data-testid=notifications-toggle]")
+	w.click("[data-testid=notifications-toggle]")
+	w.waitFor("notifications on", `document.querySelector("[data-testid=notifications-toggle]").getAttribute("aria-pressed") === "true"`)
+
+	// A reply in front of the person: no notification; in the background: one.
+	w.visit("/chat")
+	w.send("hello again")
+	idle()
+	if n := browserEval[int](w, `window.__notes.length`); n != 0 {
+		s.fatalf("%d notifications for a reply in a tab in front", n)
+	}
+	background(true)
+	w.send("what is a notification?")
+	w.waitFor("the notification", `window.__notes.length === 1`)
+	if note := browserEval[string](w, `window.__notes[0]`); !strings.Contains(note, "The reply is ready.") {
+		s.fatalf("the notification reads %q", note)
+	}
+
+	// Switched off: nothing more.
+	w.visit("/account")
+	w.click("[data-testid=notifications-toggle]")
+	w.waitFor("notifications off", `document.querySelector("[data-testid=notifications-toggle]").getAttribute("aria-pressed") === "false"`)
+	w.visit("/chat")
+	background(true)
+	w.send("hello once more")
+	if n := browserEval[int](w, `window.__notes.length`); n != 0 {
+		s.fatalf("%d notifications after they were switched off", n)
 	}
 }
