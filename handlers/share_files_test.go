@@ -111,6 +111,11 @@ func TestShareAttachments(t *testing.T) {
 	}
 	mustStatus(t, visitor.get(fmt.Sprintf("/s/%s/files/%d", bobShare.Token, bobs.ID)), 200)
 
+	// A signed-in-only link's files: 404 for a visitor, there for bob.
+	users := alice.shareCreate(ex, `{"visibility": "users"}`)
+	mustStatus(t, visitor.get(fmt.Sprintf("/s/%s/files/%d", users.Token, img.ID)), 404)
+	mustStatus(t, bob.get(fmt.Sprintf("/s/%s/files/%d", users.Token, img.ID)), 200)
+
 	// Revoked: the files go with the link.
 	alice.apiJSON("DELETE", fmt.Sprintf("/api/shares/%d", sh.ID), nil, 200, nil)
 	for _, id := range []int64{img.ID, txt.ID} {
