@@ -470,6 +470,23 @@ func (s *Service) publishTurn(ex *models.Exchange) {
 	s.hub.Publish(e)
 }
 
+// ReadEvent is the EventRead of a change of the user's read marks (of
+// exchangeID; 0: of any number), with what every tab needs read once for
+// all of them: the unread set and the exchange's header. What cannot be
+// read is left for each tab to read.
+func ReadEvent(ctx context.Context, store *models.Store, userID, exchangeID int64) Event {
+	e := Event{Kind: EventRead, UserID: userID, ExchangeID: exchangeID}
+	if unread, err := store.Unread(ctx, userID); err == nil {
+		e.Unread = unread
+	}
+	if exchangeID != 0 {
+		if ex, err := store.Exchange(ctx, userID, exchangeID); err == nil {
+			e.Exchange = ex
+		}
+	}
+	return e
+}
+
 // publishOutcome announces a finished turn: its reply (or error row) and the
 // exchange's header as it now stands: header, when the reply's commit
 // returned it, else read again.

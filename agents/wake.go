@@ -229,6 +229,8 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 		w.hub.PublishRemote(Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex})
 	case models.NotifyFamily:
 		return w.deleted(ctx, n) // deletions.go
+	case models.NotifyRead:
+		w.hub.PublishRemote(ReadEvent(ctx, w.store, n.User, n.Exchange))
 	case models.NotifyPage:
 		w.hub.PublishRemote(Event{Kind: EventPage, UserID: n.User, PageID: n.Page})
 	case models.NotifyDelta:

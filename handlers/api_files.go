@@ -218,8 +218,14 @@ func (h *Handlers) serveFile(c *fiber.Ctx, thumbnail bool) error {
 	if err != nil {
 		return err
 	}
+	return sendFile(c, f, data, thumbnail)
+}
+
+// sendFile answers a file's bytes (or its thumbnail's) with the headers of
+// API.md: images inline, everything else a download, never sniffed.
+func sendFile(c *fiber.Ctx, f *models.File, data []byte, thumbnail bool) error {
 	if thumbnail && len(data) == 0 {
-		return fmt.Errorf("thumbnail of file %d: %w", id, models.ErrNotFound)
+		return fmt.Errorf("thumbnail of file %d: %w", f.ID, models.ErrNotFound)
 	}
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderContentSecurityPolicy, fileResponseCSP)

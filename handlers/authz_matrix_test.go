@@ -62,6 +62,9 @@ var mxPublic = map[string]bool{
 	// A share link is for whoever holds its token (share_test.go checks
 	// who may open which).
 	"GET /s/:token": true, "GET /api/s/:token": true,
+	// A share's files, which share_files_test.go checks: only the
+	// snapshot's open, by the token alone.
+	"GET /s/:token/files/:n": true, "GET /s/:token/files/:n/thumbnail": true,
 }
 
 // mxShareTokens are the tokens of the shares the matrix's rows hold, by

@@ -61,6 +61,8 @@ var pathBuilders = map[string]string{
 	"POST /chat/:id/read":                    paths.ChatRead(1),
 	"POST /chat/:id/unread":                  paths.ChatUnread(1),
 	"POST /s/:token/continue":                paths.ShareContinue("1"),
+	"GET /s/:token/files/:n":                 paths.ShareFile("1", 2),
+	"GET /s/:token/files/:n/thumbnail":       paths.ShareFileThumbnail("1", 2),
 	"GET /chat/:id/share":                    paths.ChatShare(1),
 	"POST /chat/:id/share":                   paths.ChatShare(1),
 	"POST /account/shares/:id/update":        paths.AccountShareUpdate(1),

@@ -119,6 +119,8 @@ func (h *Handlers) routes(app *fiber.App) {
 
 	// A share link's page, and continuing it as one's own (share_page.go).
 	app.Get("/s/:token", h.sharePage)
+	app.Get("/s/:token/files/:n", h.shareFile)
+	app.Get("/s/:token/files/:n/thumbnail", h.shareFileThumbnail)
 	app.Post("/s/:token/continue", h.requireUser, h.shareContinue)
 
 	// Chat: the transcript, the composer and the history sidebar.

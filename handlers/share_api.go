@@ -169,10 +169,23 @@ func (h *Handlers) apiShareDelete(c *fiber.Ctx) error {
 
 // apiSharedMessage is one entry of a share: exactly these fields.
 type apiSharedMessage struct {
-	Seq       int64     `json:"seq"`
-	Role      string    `json:"role"`
-	Content   string    `json:"content"`
-	Timestamp time.Time `json:"timestamp"`
+	Seq         int64           `json:"seq"`
+	Role        string          `json:"role"`
+	Content     string          `json:"content"`
+	Timestamp   time.Time       `json:"timestamp"`
+	Attachments []apiSharedFile `json:"attachments,omitempty"`
+}
+
+// apiSharedFile is a file a shared entry holds, with its share-scoped url
+// (the one place a viewer can fetch it).
+type apiSharedFile struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	Width       *int64 `json:"width,omitempty"`
+	Height      *int64 `json:"height,omitempty"`
+	URL         string `json:"url"`
 }
 
 // apiSharedSnapshot is GET /api/s/{token}: the snapshot for scripts.
@@ -196,6 +209,10 @@ func (h *Handlers) apiShareOpen(c *fiber.Ctx) error {
 	out := apiSharedSnapshot{Title: sh.Title, AtSeq: sh.AtSeq, Messages: make([]apiSharedMessage, len(msgs))}
 	for i, m := range msgs {
 		out.Messages[i] = apiSharedMessage{Seq: m.Seq, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt}
+		for _, f := range m.Files {
+			out.Messages[i].Attachments = append(out.Messages[i].Attachments, apiSharedFile{ID: f.ID, Name: f.Name,
+				ContentType: f.ContentType, Size: f.Size, Width: f.Width, Height: f.Height, URL: paths.ShareFile(sh.Token, f.ID)})
+		}
 	}
 	return c.JSON(out)
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/throttle"
 	"palaver/views"
 )
@@ -94,7 +96,8 @@ func (h *Handlers) sharePage(c *fiber.Ctx) error {
 		p.Owner = owner
 	}
 	for _, m := range msgs {
-		sm := views.SharedMessage{Seq: m.Seq, Role: m.Role, Time: accountTime(m.CreatedAt)}
+		sm := views.SharedMessage{Seq: m.Seq, Role: m.Role, Time: accountTime(m.CreatedAt),
+			Files: screens.SharedFileChips(sh.Token, m.Files)}
 		if m.Role == models.RoleAssistant {
 			sm.HTML = h.screens.Markdown(m.Content)
 		} else {
@@ -103,6 +106,33 @@ func (h *Handlers) sharePage(c *fiber.Ctx) error {
 		p.Messages = append(p.Messages, sm)
 	}
 	return render(c, fiber.StatusOK, views.SharePage(p))
+}
+
+// shareFile serves a file of the snapshot a share link opens (an image
+// shown on its page, or a download), by the link's own route: any file
+// that is not the snapshot's answers 404 like an unknown one.
+func (h *Handlers) shareFile(c *fiber.Ctx) error { return h.serveSharedFile(c, false) }
+
+// shareFileThumbnail serves an image of a share's snapshot, its thumbnail.
+func (h *Handlers) shareFileThumbnail(c *fiber.Ctx) error { return h.serveSharedFile(c, true) }
+
+func (h *Handlers) serveSharedFile(c *fiber.Ctx, thumbnail bool) error {
+	sh, _, err := h.openShare(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Params("n"), 10, 64)
+	if err != nil || id <= 0 {
+		return models.ErrNotFound
+	}
+	f, data, err := h.store.SharedFile(c.UserContext(), sh, id, thumbnail)
+	if err != nil {
+		return err
+	}
+	// openShare's no-store stands: a revoked link's files go with it.
+	err = sendFile(c, f, data, thumbnail)
+	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	return err
 }
 
 // shareContinue copies the snapshot the viewer's page shows into a new
@@ -244,9 +274,18 @@ func (h *Handlers) accountShareUpdate(c *fiber.Ctx) error {
 	return h.accountDone(c, "The share link now shows the conversation as it is.")
 }
 
-// adminShares lists every user's share links.
+// adminShares lists every user's share links, newest first, one batch at a
+// time by keyset (?before=ID), as the audit log pages.
 func (h *Handlers) adminShares(c *fiber.Ctx) error {
-	shares, err := h.store.AdminShares(c.UserContext(), 500)
+	var before int64
+	if v := c.Query("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fiber.NewError(fiber.StatusBadRequest, "?before= takes a positive number.")
+		}
+		before = n
+	}
+	shares, more, err := h.store.AdminShares(c.UserContext(), before, adminListSize)
 	if err != nil {
 		return err
 	}
@@ -254,6 +293,12 @@ func (h *Handlers) adminShares(c *fiber.Ctx) error {
 	now := h.now()
 	for _, sh := range shares {
 		p.Shares = append(p.Shares, newShareRow(c, &sh.Share, now, sh.Username))
+	}
+	if before > 0 {
+		p.FirstURL = paths.AdminShares
+	}
+	if more {
+		p.NextURL = paths.WithQuery(paths.AdminShares, url.Values{"before": {strconv.FormatInt(shares[len(shares)-1].ID, 10)}})
 	}
 	return render(c, fiber.StatusOK, views.AdminShares(p))
 }

@@ -19,18 +19,8 @@ import (
 // publishRead tells the user's tabs that the read marks of an exchange (0:
 // of any number) changed.
 func (h *Handlers) publishRead(userID, exchangeID int64) {
-	e := agents.Event{Kind: agents.EventRead, UserID: userID, ExchangeID: exchangeID}
-	// What every tab needs, read once here rather than once per tab.
-	ctx := context.Background()
-	if unread, err := h.store.Unread(ctx, userID); err == nil {
-		e.Unread = unread
-	}
-	if exchangeID != 0 {
-		if ex, err := h.store.Exchange(ctx, userID, exchangeID); err == nil {
-			e.Exchange = ex
-		}
-	}
-	h.hub.Publish(e)
+	// Other processes' tabs hear it from the store's notification.
+	h.hub.Publish(agents.ReadEvent(context.Background(), h.store, userID, exchangeID))
 }
 
 // markSeen marks the user's exchange read as it is opened. A missing one

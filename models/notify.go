@@ -36,6 +36,9 @@ const (
 	// new session epoch, or lost an API key (migration 00017): its sockets
 	// and streams check whether they may still speak as it.
 	NotifyAccount = "a"
+	// NotifyRead: user U's read marks changed, of exchange X (0: of any
+	// number); sent by the store in the committing transaction (unread.go).
+	NotifyRead = "r"
 )
 
 // Notice is a notification's payload.

@@ -193,30 +193,72 @@ func (s *Store) CountShareView(ctx context.Context, id int64) error {
 
 // SharedMessage is one entry of a share, with exactly what a viewer may
 // see: no id of the owner's rows, no feedback, no tool or sub-run detail.
+// Files are the entry's attachments, which a viewer reads through the
+// share's own route (SharedFile), never the owner's.
 type SharedMessage struct {
 	Seq       int64
 	Role      string
 	Content   string
 	CreatedAt time.Time
+	Files     []File `gorm:"-"`
 }
-
-// Attachments (issue 26) are not part of a shared message yet. The seam:
-// SharedMessage gains its files, read here by the snapshot's message ids
-// (which never leave the server), and a share-scoped route,
-// /s/{token}/files/{n}, serves a file only when it belongs to an entry of
-// the share's snapshot as of the page's seq, so that a file id of the
-// owner's other data answers the same 404 as an unknown one.
 
 // SharedMessages reads a share's snapshot as of seq (a viewer's page may
 // hold a seq from before an update): the exchange's user and assistant
-// entries up to it. seq beyond the share's own is cut to it.
+// entries up to it, with their files. seq beyond the share's own is cut to
+// it.
 func (s *Store) SharedMessages(ctx context.Context, sh *Share, seq int64) ([]SharedMessage, error) {
 	seq = min(seq, sh.AtSeq)
 	var out []SharedMessage
 	err := s.db.WithContext(ctx).Model(&Message{}).Select("seq, role, content, created_at").
 		Where("exchange_id = ? AND seq IS NOT NULL AND seq <= ? AND role IN ?", sh.ExchangeID, seq, sharedRoles).
 		Order("seq").Scan(&out).Error
-	return out, wrap("shared messages", err)
+	if err != nil {
+		return nil, wrap("shared messages", err)
+	}
+	var rows []struct {
+		EntrySeq int64
+		File
+	}
+	// The snapshot's message ids stay in this query: only seqs come out.
+	err = s.sharedAttachments(ctx, sh, seq).Select("m.seq AS entry_seq, f.*").
+		Order("m.seq, a.position").Scan(&rows).Error
+	if err != nil {
+		return nil, wrap("shared messages", err)
+	}
+	at := make(map[int64]int, len(out))
+	for i, m := range out {
+		at[m.Seq] = i
+	}
+	for _, r := range rows {
+		if i, ok := at[r.EntrySeq]; ok {
+			out[i].Files = append(out[i].Files, r.File)
+		}
+	}
+	return out, nil
+}
+
+// sharedAttachments are the attachments of a share's entries up to seq:
+// message_attachments a, messages m, files f of the share's owner.
+func (s *Store) sharedAttachments(ctx context.Context, sh *Share, seq int64) *gorm.DB {
+	return s.db.WithContext(ctx).Table("message_attachments AS a").
+		Joins("JOIN messages m ON m.id = a.message_id").Joins("JOIN files f ON f.id = a.file_id").
+		Where("m.exchange_id = ? AND m.seq IS NOT NULL AND m.seq <= ? AND m.role IN ? AND f.user_id = ?",
+			sh.ExchangeID, min(seq, sh.AtSeq), sharedRoles, sh.UserID)
+}
+
+// SharedFile gives a file of a share's snapshot and its bytes (or its
+// thumbnail's): only a file an entry of the snapshot holds; any other id,
+// the owner's other files included, is ErrNotFound like an unknown one.
+func (s *Store) SharedFile(ctx context.Context, sh *Share, fileID int64, thumbnail bool) (*File, []byte, error) {
+	var n int64
+	if err := s.sharedAttachments(ctx, sh, sh.AtSeq).Where("a.file_id = ?", fileID).Count(&n).Error; err != nil {
+		return nil, nil, wrap("shared file", err)
+	}
+	if n == 0 {
+		return nil, nil, wrap("shared file", ErrNotFound)
+	}
+	return s.FileData(ctx, sh.UserID, fileID, thumbnail)
 }
 
 // ContinueShare copies a share's snapshot as of seq into a new general
@@ -275,12 +317,20 @@ type AdminShare struct {
 	Username string
 }
 
-// AdminShares lists every share, newest first (at most limit).
-func (s *Store) AdminShares(ctx context.Context, limit int) ([]AdminShare, error) {
+// AdminShares lists every share, newest first, one batch by keyset: at
+// most limit of those with an id below beforeID (0: from the newest), and
+// whether older ones follow.
+func (s *Store) AdminShares(ctx context.Context, beforeID int64, limit int) ([]AdminShare, bool, error) {
 	var out []AdminShare
-	err := s.db.WithContext(ctx).Table("shares AS s").Select("s.*, u.username").
-		Joins("JOIN users u ON u.id = s.user_id").Order("s.id DESC").Limit(limit).Scan(&out).Error
-	return out, wrap("admin shares", err)
+	q := s.db.WithContext(ctx).Table("shares AS s").Select("s.*, u.username").
+		Joins("JOIN users u ON u.id = s.user_id")
+	if beforeID > 0 {
+		q = q.Where("s.id < ?", beforeID)
+	}
+	if err := q.Order("s.id DESC").Limit(limit + 1).Scan(&out).Error; err != nil {
+		return nil, false, wrap("admin shares", err)
+	}
+	return out[:min(len(out), limit)], len(out) > limit, nil
 }
 
 // AdminRevokeShare revokes anyone's share as the administrator adminID and

@@ -147,8 +147,8 @@ func TestSharesGoWithTheAccountAndAdminRevokes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.AdminShares(ctx, 10)
-		if err != nil || len(all) != 1 || all[0].Username != "alice" {
+		all, more, err := s.AdminShares(ctx, 0, 10)
+		if err != nil || len(all) != 1 || all[0].Username != "alice" || more {
 			t.Fatalf("admin list %+v %v", all, err)
 		}
 		if err := s.AdminRevokeShare(ctx, admin.ID, sh.ID, now); err != nil {

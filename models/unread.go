@@ -2,8 +2,11 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Unread marks (issue 28). An exchange's row in exchange_reads holds the
@@ -45,6 +48,26 @@ func (s *Store) Unread(ctx context.Context, userID int64) (map[int64]bool, error
 	return out, nil
 }
 
+// UnreadByProject counts the user's unread exchanges in each project (by
+// project id; projects with none are absent): the sidebar's count on a
+// project.
+func (s *Store) UnreadByProject(ctx context.Context, userID int64) (map[int64]int64, error) {
+	var rows []struct{ ProjectID, N int64 }
+	err := s.db.WithContext(ctx).Table("exchange_reads").Select("e.project_id AS project_id, COUNT(*) AS n").
+		Joins("JOIN exchanges e ON e.id = exchange_reads.exchange_id").
+		Where("exchange_reads.user_id = ? AND e.project_id IS NOT NULL AND e.turn_status <> ? AND NOT e.archived AND exchange_reads.seen_seq < "+lastSeqSQL,
+			userID, TurnRunning).
+		Group("e.project_id").Scan(&rows).Error
+	if err != nil {
+		return nil, wrap("unread by project", err)
+	}
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		out[r.ProjectID] = r.N
+	}
+	return out, nil
+}
+
 // MarkRead marks the user's exchange read up to seq (nil: its last entry)
 // and says whether that changed anything: an exchange with no mark is read
 // already, up to any seq.
@@ -57,13 +80,33 @@ func (s *Store) MarkRead(ctx context.Context, userID, exchangeID int64, seq *int
 	if seq != nil {
 		seen = min(max(*seq, -1), last)
 	}
-	res := s.db.WithContext(ctx).Model(&ExchangeRead{}).
-		Where("exchange_id = ? AND user_id = ? AND seen_seq <> ?", exchangeID, userID, seen).
-		Updates(map[string]any{"seen_seq": seen, "updated_at": at})
-	if res.Error != nil {
-		return false, wrap("mark read", res.Error)
+	n, err := s.changeMarks(ctx, userID, exchangeID, func(tx *gorm.DB) (int64, error) {
+		res := tx.Model(&ExchangeRead{}).
+			Where("exchange_id = ? AND user_id = ? AND seen_seq <> ?", exchangeID, userID, seen).
+			Updates(map[string]any{"seen_seq": seen, "updated_at": at})
+		return res.RowsAffected, res.Error
+	})
+	return n > 0, wrap("mark read", err)
+}
+
+// changeMarks runs a change of the user's read marks (of exchangeID; 0:
+// of any number) and, on PostgreSQL, when it changed a row, tells the
+// other processes in the same transaction (NotifyRead): their tabs of the
+// user redraw the marks as this commit leaves them.
+func (s *Store) changeMarks(ctx context.Context, userID, exchangeID int64, change func(tx *gorm.DB) (int64, error)) (int64, error) {
+	if s.dialect != "postgres" {
+		return change(s.db.WithContext(ctx))
 	}
-	return res.RowsAffected > 0, nil
+	var n int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if n, err = change(tx); err != nil || n == 0 {
+			return err
+		}
+		payload, _ := json.Marshal(Notice{Kind: NotifyRead, User: userID, Exchange: exchangeID, Origin: s.tag})
+		return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, string(payload)).Error
+	})
+	return n, err
 }
 
 // MarkUnread marks the user's exchange unread: its last entry counts as
@@ -73,17 +116,24 @@ func (s *Store) MarkUnread(ctx context.Context, userID, exchangeID int64, at tim
 	if err != nil {
 		return fmt.Errorf("mark unread: %w", err)
 	}
-	return wrap("mark unread", s.db.WithContext(ctx).Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
+	_, err = s.changeMarks(ctx, userID, exchangeID, func(tx *gorm.DB) (int64, error) {
+		res := tx.Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
 		VALUES (?, ?, ?, ?) ON CONFLICT (exchange_id) DO UPDATE SET seen_seq = excluded.seen_seq, updated_at = excluded.updated_at`,
-		exchangeID, userID, last-1, at).Error)
+			exchangeID, userID, last-1, at)
+		return max(res.RowsAffected, 1), res.Error // the same mark again is still news to the tabs
+	})
+	return wrap("mark unread", err)
 }
 
 // MarkAllRead marks every exchange of the user read and says how many
 // were not.
 func (s *Store) MarkAllRead(ctx context.Context, userID int64, at time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
+	n, err := s.changeMarks(ctx, userID, 0, func(tx *gorm.DB) (int64, error) {
+		res := tx.Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
 		WHERE user_id = ? AND seen_seq < `+lastSeqSQL, at, userID)
-	return res.RowsAffected, wrap("mark all read", res.Error)
+		return res.RowsAffected, res.Error
+	})
+	return n, wrap("mark all read", err)
 }
 
 // ReplyFinished records that a turn of the exchange ended with entries up

@@ -287,6 +287,16 @@ func ShareAPI(token string) string { return "/api" + Share(token) }
 // POST with the page's at.
 func ShareContinue(token string) string { return Share(token) + "/continue" }
 
+// ShareFile is a file of a share's snapshot, through the share's own
+// route: /s/{token}/files/{id}. Only a file an entry of the snapshot holds
+// opens there.
+func ShareFile(token string, fileID int64) string { return Share(token) + "/files/" + id(fileID) }
+
+// ShareFileThumbnail is an image of a share's snapshot, its thumbnail.
+func ShareFileThumbnail(token string, fileID int64) string {
+	return ShareFile(token, fileID) + "/thumbnail"
+}
+
 // ChatShare is a conversation's share form (GET) and what it posts to.
 func ChatShare(exchangeID int64) string { return Chat(exchangeID) + "/share" }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"palaver/models"
+	"palaver/paths"
 	"palaver/views"
 )
 
@@ -34,13 +35,29 @@ func (s *Screens) WithFiles(ctx context.Context, v Viewer, entries []views.ChatM
 func FileChips(files []models.File) string {
 	out := make([]views.FileChip, 0, len(files))
 	for _, f := range files {
-		c := views.FileChip{ID: f.ID, Name: f.Name, Size: HumanBytes(f.Size), Type: f.ContentType, Image: f.Kind == models.FileImage}
-		if f.Width != nil && f.Height != nil {
-			c.Width, c.Height = *f.Width, *f.Height
-		}
-		out = append(out, c)
+		out = append(out, fileChip(f))
 	}
 	return views.EncodeFiles(out)
+}
+
+// SharedFileChips are the chips of a shared entry's files, which open
+// through the share link's own route, never the owner's.
+func SharedFileChips(token string, files []models.File) []views.FileChip {
+	var out []views.FileChip
+	for _, f := range files {
+		c := fileChip(f)
+		c.Href, c.Thumb = paths.ShareFile(token, f.ID), paths.ShareFileThumbnail(token, f.ID)
+		out = append(out, c)
+	}
+	return out
+}
+
+func fileChip(f models.File) views.FileChip {
+	c := views.FileChip{ID: f.ID, Name: f.Name, Size: HumanBytes(f.Size), Type: f.ContentType, Image: f.Kind == models.FileImage}
+	if f.Width != nil && f.Height != nil {
+		c.Width, c.Height = *f.Width, *f.Height
+	}
+	return c
 }
 
 // HumanBytes is a size as a person reads it: "512 B", "12 KB", "3.4 MB".

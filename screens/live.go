@@ -146,6 +146,9 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 			return err
 		}
 		if e.Exchange != nil && e.Exchange.TurnStatus != models.TurnRunning && e.Exchange.Scope == models.ScopeGeneral && s.pageID == 0 {
+			if err := s.projectCounts(u, e.Exchange); err != nil {
+				return err
+			}
 			return s.unreadCount(u, e.Unread) // a finished reply may be unread
 		}
 	case agents.EventRead:
@@ -191,8 +194,22 @@ func (s *live) readMarks(u *views.LiveUpdate, e agents.Event) error {
 		}
 		it.SwapOOB = true
 		u.History = &it
+		if err := s.projectCounts(u, ex); err != nil {
+			return err
+		}
 	}
 	return s.unreadCount(u, e.Unread)
+}
+
+// projectCounts draws the sidebar's projects again when ex is in one: its
+// count of unread conversations may have changed.
+func (s *live) projectCounts(u *views.LiveUpdate, ex *models.Exchange) error {
+	if ex.ProjectID == nil {
+		return nil
+	}
+	links, err := s.sc.ProjectLinks(s.ctx, s.v, 0)
+	u.Projects = &links
+	return err
 }
 
 // unreadCount sends the count of unread conversations (the tab's title):

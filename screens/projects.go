@@ -13,25 +13,32 @@ import (
 // (0: none) marked.
 func (s *Screens) ProjectLinks(ctx context.Context, v Viewer, current int64) ([]views.ProjectLink, error) {
 	ps, err := s.store.Projects(ctx, v.UserID)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	unread, err := s.store.UnreadByProject(ctx, v.UserID)
 	if err != nil {
 		return nil, err
 	}
-	return projectLinks(ps, current), nil
+	return projectLinks(ps, unread, current), nil
 }
 
-func projectLinks(ps []models.ProjectSummary, current int64) []views.ProjectLink {
+func projectLinks(ps []models.ProjectSummary, unread map[int64]int64, current int64) []views.ProjectLink {
 	var out []views.ProjectLink
 	at := map[int64]int{}
+	link := func(p models.ProjectSummary) views.ProjectLink {
+		return views.ProjectLink{ID: p.ID, Name: p.Name, Count: p.ExchangeCount, Unread: unread[p.ID], Current: p.ID == current}
+	}
 	for _, p := range ps {
 		if p.ParentID == nil {
 			at[p.ID] = len(out)
-			out = append(out, views.ProjectLink{ID: p.ID, Name: p.Name, Count: p.ExchangeCount, Current: p.ID == current})
+			out = append(out, link(p))
 		}
 	}
 	for _, p := range ps {
 		if p.ParentID != nil {
 			if i, ok := at[*p.ParentID]; ok {
-				out[i].Children = append(out[i].Children, views.ProjectLink{ID: p.ID, Name: p.Name, Count: p.ExchangeCount, Current: p.ID == current})
+				out[i].Children = append(out[i].Children, link(p))
 			}
 		}
 	}

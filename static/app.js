@@ -1355,6 +1355,92 @@
 })();
 
 // ---------------------------------------------------------------------------
+// Browser notifications of finished replies (issue 28), only once the
+// person switched them on in the account page (which asks the browser's
+// permission) and only while this tab is in the background: the reply of
+// the conversation it shows ended, or another conversation became unread.
+// The choice is kept in this browser, as the permission is.
+(function () {
+  const KEY = "palaver.notifications";
+  const supported = "Notification" in window;
+
+  function enabled() {
+    try {
+      return supported && Notification.permission === "granted" && localStorage.getItem(KEY) === "on";
+    } catch (err) {
+      return false; // storage refused
+    }
+  }
+
+  function notify(body) {
+    if (!document.hidden || !enabled()) return;
+    const title = document.title.replace(/^\(\d+\) /, "");
+    const n = new Notification(title, { body: body, tag: "palaver-reply" });
+    n.onclick = () => { window.focus(); n.close(); };
+  }
+
+  function turnStatus() {
+    const t = document.getElementById("composer-turn");
+    return t ? t.getAttribute("data-turn-status") : "";
+  }
+  function unreadCount() {
+    const el = document.getElementById("unread-count");
+    return el ? parseInt(el.getAttribute("data-count") || "0", 10) : 0;
+  }
+  let turn = turnStatus();
+  let unread = unreadCount();
+  document.addEventListener("htmx:oobAfterSwap", (e) => {
+    const id = e.target && e.target.id;
+    if (id === "composer-turn") {
+      const now = turnStatus();
+      if (turn === "running" && now !== "running") notify("The reply is ready.");
+      turn = now;
+    } else if (id === "unread-count" || id === "history") {
+      const now = unreadCount();
+      if (now > unread) notify(now === 1 ? "A reply is waiting for you." : now + " conversations have replies waiting for you.");
+      unread = now;
+    }
+  });
+  // A page swapped in (boosted navigation) starts from what it shows.
+  document.addEventListener("htmx:afterSwap", () => { turn = turnStatus(); unread = unreadCount(); });
+
+  // The account page's switch.
+  function showSwitch(section) {
+    const button = section.querySelector("[data-testid=notifications-toggle]");
+    const state = section.querySelector("[data-testid=notifications-state]");
+    const draw = (note) => {
+      const on = enabled();
+      button.textContent = on ? "Switch off" : "Switch on";
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+      state.textContent = note || (on ? "Notifications are on in this browser." : "Notifications are off.");
+    };
+    button.addEventListener("click", () => {
+      if (enabled()) {
+        localStorage.removeItem(KEY);
+        draw();
+        return;
+      }
+      Notification.requestPermission().then((p) => {
+        if (p === "granted") localStorage.setItem(KEY, "on");
+        draw(p === "granted" ? "" : "Your browser did not allow notifications: allow them for this site in its settings, then switch them on again.");
+      });
+    });
+    section.hidden = false;
+    draw();
+  }
+  function init(root) {
+    if (!supported || !root.querySelectorAll) return;
+    root.querySelectorAll("[data-notifications]").forEach((s) => {
+      if (s.dataset.enhanced) return;
+      s.dataset.enhanced = "1";
+      showSwitch(s);
+    });
+  }
+  document.addEventListener("htmx:load", (e) => init(e.detail.elt));
+  init(document);
+})();
+
+// ---------------------------------------------------------------------------
 // Tool calls that wait for the browser (issue 25). A read_editor call's
 // card in a tab that holds the page editor is answered here at once, with
 // the editor's text as this tab holds it (unsaved edits included) and its

@@ -1,6 +1,10 @@
 package views
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"palaver/paths"
+)
 
 // ChatScreen is the /chat screen: the history sidebar, the open conversation
 // and the composer under it.
@@ -136,6 +140,26 @@ type FileChip struct {
 	Type          string `json:"type"`
 	Image         bool   `json:"image,omitempty"`
 	Width, Height int64  `json:",omitempty"`
+	// Href and Thumb, when set, are where the file and its thumbnail open
+	// instead of the owner's /api/files (a share link's own route).
+	Href  string `json:"href,omitempty"`
+	Thumb string `json:"thumb,omitempty"`
+}
+
+// URL is where the chip's file opens.
+func (c FileChip) URL() string {
+	if c.Href != "" {
+		return c.Href
+	}
+	return paths.File(c.ID)
+}
+
+// ThumbURL is where the chip's image thumbnail is.
+func (c FileChip) ThumbURL() string {
+	if c.Thumb != "" {
+		return c.Thumb
+	}
+	return paths.FileThumbnail(c.ID)
 }
 
 // EncodeFiles is a message's chips as ChatMessage.Files holds them.

@@ -279,7 +279,7 @@ func historyNav(s Sidebar, oob bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = projectNav(s.Projects).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = projectNav(s.Projects, false).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -69,6 +69,9 @@ type LiveUpdate struct {
 	// UnreadCount, when set, is how many conversations are unread now (the
 	// tab's title).
 	UnreadCount *int
+	// Projects, when set, are the sidebar's projects drawn again: a
+	// project's count of unread conversations changed.
+	Projects *[]ProjectLink
 	// Gone says the conversation the tab shows was deleted (in another tab,
 	// or through the API): the composer says so, and sends to a new chat.
 	Gone bool

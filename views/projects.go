@@ -5,6 +5,7 @@ type ProjectLink struct {
 	ID       int64
 	Name     string
 	Count    int64 // its chats
+	Unread   int64 // its unread chats (issue 28)
 	Current  bool  // the project on screen
 	Children []ProjectLink
 }

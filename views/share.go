@@ -20,6 +20,7 @@ type SharedMessage struct {
 	Role       string
 	Text, HTML string
 	Time       string
+	Files      []FileChip // served through the share's own route
 }
 
 // ShareForm is a conversation's share form and, once made, its link.
@@ -52,5 +53,7 @@ type AccountShare struct {
 // AdminSharesScreen is /admin/shares: every user's share links.
 type AdminSharesScreen struct {
 	AdminChrome
-	Shares []AccountShare
+	Shares   []AccountShare
+	NextURL  string // older links; "" on the last batch
+	FirstURL string // back to the newest; "" on the first batch
 }
