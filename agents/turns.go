@@ -210,9 +210,6 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		s.publishEntry(ex, m)
 		return nil
 	}
-	if ex.Scope == models.ScopeGeneral {
-		req.SearchChats = s.searchTool(ex, req.OnEntry)
-	}
 	if in.retry { // resumed, or tried again: the turn's earlier entries
 		if req.TurnLog, err = s.store.TurnEntries(db, ex.UserID, ex.ID); err != nil {
 			return s.fail(db, res, err)
@@ -224,7 +221,10 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	}
 	req.System = composed.Text
 	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
-	req.CallTool, req.Tools = tools.Call, s.tools
+	req.CallTool, req.AdmitTool, req.Tools = tools.Call, tools.Admit, s.tools
+	if ex.Scope == models.ScopeGeneral {
+		req.SearchChats = s.searchTool(ex, req.OnEntry, tools.Admit)
+	}
 	model, err := s.pickModel(db, ex, &req, in.model)
 	if err != nil {
 		if errors.Is(err, errOverBudget) {

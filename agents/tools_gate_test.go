@@ -1,0 +1,187 @@
+package agents
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"palaver/models"
+)
+
+// The search and the page proposals are carried out by their providers'
+// own code, but they pass the same policy gate as every registered tool.
+func TestSearchPassesThePolicyGate(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	svc := New(s, &Builtin{}, Options{Logger: quiet})
+	send(t, svc, SendRequest{UserID: ann, Query: "tea with lemon"})
+
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolSearchChats: models.ToolNever}); err != nil {
+		t.Fatal(err)
+	}
+	never := send(t, svc, SendRequest{UserID: ann, Query: "search my chats for tea"})
+	if never.Paused || !strings.Contains(never.Reply.Content, "couldn't search") || !strings.Contains(never.Reply.Content, "never") {
+		t.Fatalf("never: %+v", never.Reply)
+	}
+	if runs, err := s.SubRuns(ctx, ann, never.Exchange.ID); err != nil || len(runs) != 0 {
+		t.Fatalf("a refused search ran: %+v, %v", runs, err)
+	}
+	msgs, _ := s.Messages(ctx, ann, never.Exchange.ID, nil)
+	if st := models.ToolCallState(msgs)["builtin-search"]; st != models.ToolDenied {
+		t.Fatalf("the refusal is not in the log: state %q, log %q", st, logOf(t, s, ann, never.Exchange.ID))
+	}
+
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolSearchChats: models.ToolConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, Query: "search my chats for tea"})
+	if p := res.Pending[0]; p.Tool != ToolSearchChats || p.Awaiting != "approval" || p.Arguments["query"] != "tea" {
+		t.Fatalf("pending %+v", p)
+	}
+	if runs, _ := s.SubRuns(ctx, ann, res.Exchange.ID); len(runs) != 0 {
+		t.Fatal("the search ran before it was approved")
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: res.Pending[0].CallID, Approved: yes()})
+	if got.Paused || got.Reply == nil || !strings.Contains(got.Reply.Content, "I searched your chats for “tea”. The best") {
+		t.Fatalf("after approval: %+v", got.Reply)
+	}
+	msgs, _ = s.Messages(ctx, ann, res.Exchange.ID, nil)
+	runs, err := s.SubRuns(ctx, ann, res.Exchange.ID)
+	if err != nil || len(runs) != 1 || runs[0].Status != models.SubRunOK {
+		t.Fatalf("sub-runs %+v, %v", runs, err)
+	}
+	// The sub-run points back to the approval, the call's last state.
+	var approval *models.Message
+	for i := range msgs {
+		if m := &msgs[i]; m.Role == models.RoleToolCall && m.Tool.State == models.ToolRunning && m.Tool.By == "person" {
+			approval = m
+		}
+	}
+	if approval == nil || runs[0].ParentSeq != *approval.Seq {
+		t.Fatalf("sub-run at %d; log %q", runs[0].ParentSeq, logOf(t, s, ann, res.Exchange.ID))
+	}
+
+	denied := pausedTurn(t, svc, SendRequest{UserID: ann, ExchangeID: res.Exchange.ID, Query: "search my chats for lemon"})
+	no := answer(t, svc, ann, denied.Exchange.ID, ToolResult{CallID: denied.Pending[0].CallID, Approved: no()})
+	if !strings.Contains(no.Reply.Content, "couldn't search") || !strings.Contains(no.Reply.Content, "denied") {
+		t.Fatalf("after denial: %q", no.Reply.Content)
+	}
+}
+
+func TestPageProposalsPassThePolicyGate(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	page, err := s.CreatePage(ctx, ann, "Trip", "# Trip\n\nA lot.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, &Builtin{}, Options{Logger: quiet})
+	ask := SendRequest{UserID: ann, PageID: &page.ID, Query: "rewrite the page as: # Trip\n\nLess."}
+
+	auto := send(t, svc, ask)
+	if _, ok := ProposalOf(auto.Reply.AgentResponse); !ok || auto.Reply.EditMode == nil {
+		t.Fatalf("auto: no proposal: %+v", auto.Reply)
+	}
+
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolProposeEdit: models.ToolNever}); err != nil {
+		t.Fatal(err)
+	}
+	ask.ExchangeID = auto.Exchange.ID
+	never := send(t, svc, ask)
+	if _, ok := ProposalOf(never.Reply.AgentResponse); ok || never.Reply.EditMode != nil ||
+		!strings.Contains(never.Reply.Content, "did not propose") || !strings.Contains(never.Reply.Content, "never") {
+		t.Fatalf("never: %+v", never.Reply)
+	}
+
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolProposeEdit: models.ToolConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	res := pausedTurn(t, svc, ask)
+	if p := res.Pending[0]; p.Tool != ToolProposeEdit || p.Awaiting != "approval" || p.Arguments["edit_mode"] != models.EditFullReplacement ||
+		p.Arguments["content"] != "# Trip\n\nLess." {
+		t.Fatalf("pending %+v", p)
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: res.Pending[0].CallID, Approved: yes()})
+	p, ok := ProposalOf(got.Reply.AgentResponse)
+	if !ok || p.Content != "# Trip\n\nLess." || p.OriginalHash != DJB2(page.Content) || got.Reply.EditMode == nil {
+		t.Fatalf("after approval: %+v", got.Reply)
+	}
+
+	denied := pausedTurn(t, svc, ask)
+	no := answer(t, svc, ann, denied.Exchange.ID, ToolResult{CallID: denied.Pending[0].CallID, Approved: no()})
+	if _, ok := ProposalOf(no.Reply.AgentResponse); ok || !strings.Contains(no.Reply.Content, "did not propose") {
+		t.Fatalf("after denial: %+v", no.Reply)
+	}
+}
+
+// A model's proposal (OpenAI-compatible) that must ask first pauses the
+// turn; approved, it is the reply, without asking the model again.
+func TestOpenAIProposalWaitsForApproval(t *testing.T) {
+	f, o := newFakeLLM(t, sse(toolCallChunks(toolSectionPatch, map[string]any{
+		"reasoning": "Shorter budget.", "target_section_heading": "## Budget", "new_section_content": "## Budget\nOne euro.",
+	}), true))
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	page, err := s.CreatePage(ctx, ann, "Trip", "# Trip\n\n## Budget\nA lot.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolProposeEdit: models.ToolConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, o, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, PageID: &page.ID, Query: "make the budget smaller"})
+	if p := res.Pending[0]; p.Tool != ToolProposeEdit || p.CallID != "call_9" || p.Arguments["edit_mode"] != models.EditSectionPatch {
+		t.Fatalf("pending %+v", p)
+	}
+	<-f.bodies
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: "call_9", Approved: yes()})
+	p, ok := ProposalOf(got.Reply.AgentResponse)
+	if !ok || p.TargetHeading != "## Budget" || p.NewSectionContent != "## Budget\nOne euro." || got.Reply.Content != "Shorter budget." {
+		t.Fatalf("after approval: %+v", got.Reply)
+	}
+	if n := f.calls.Load(); n != 1 {
+		t.Fatalf("the model was asked %d times; want once", n)
+	}
+}
+
+// The OpenAI page assistant is offered read_editor from the registry; the
+// call waits for the browser, and its answer goes back to the model.
+func TestOpenAIPageAssistantReadsTheEditor(t *testing.T) {
+	f, o := newFakeLLM(t,
+		sse(toolCallChunks(ToolReadEditor, map[string]any{}), true),
+		sse([]string{textChunk("Your draft has 3 words."), finishChunk, usageChunk}, true),
+	)
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	page, err := s.CreatePage(ctx, ann, "Trip", "# Trip\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, o, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, PageID: &page.ID, Query: "review my draft"})
+	if p := res.Pending[0]; p.Tool != ToolReadEditor || p.Awaiting != "client" || p.Tier != models.ToolTierBrowser {
+		t.Fatalf("pending %+v", p)
+	}
+	first := <-f.bodies
+	offered := false
+	for _, tool := range first.Tools {
+		offered = offered || tool.Function.Name == ToolReadEditor
+	}
+	if !offered {
+		t.Fatalf("read_editor not offered: %+v", first.Tools)
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: "call_9", Output: map[string]any{"content": "# Unsaved draft\n\nhello there"}})
+	if got.Reply == nil || got.Reply.Content != "Your draft has 3 words." {
+		t.Fatalf("after the browser's answer: %+v", got)
+	}
+	second := <-f.bodies
+	n := len(second.Messages)
+	if told := second.Messages[n-1]; told.Role != "tool" || told.ToolCallID != "call_9" || !strings.Contains(told.Content, "Unsaved draft") {
+		t.Fatalf("the model was told %+v", told)
+	}
+}
