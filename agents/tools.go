@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"palaver/models"
@@ -659,7 +660,7 @@ func (s *Service) stopPaused(ctx context.Context, userID, exchangeID int64) (*Tu
 // pause commits the turn's waiting calls and releases its lease: the turn
 // waits, paused, for their answers.
 func (s *Service) pause(db context.Context, t *Turn, res *TurnResult, waiting []*models.Message, text string) (*TurnResult, error) {
-	header, err := s.store.PauseTurn(db, t.Exchange.ID, s.owner, waiting...)
+	header, err := s.store.PauseTurn(db, t.Exchange.ID, s.owner, t.spent+time.Since(t.began), waiting...)
 	if err != nil {
 		if models.Unavailable(err) {
 			return s.fail(db, res, err)

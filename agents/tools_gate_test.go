@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"palaver/models"
 )
@@ -183,5 +184,64 @@ func TestOpenAIPageAssistantReadsTheEditor(t *testing.T) {
 	n := len(second.Messages)
 	if told := second.Messages[n-1]; told.Role != "tool" || told.ToolCallID != "call_9" || !strings.Contains(told.Content, "Unsaved draft") {
 		t.Fatalf("the model was told %+v", told)
+	}
+}
+
+// The turn timeout counts the whole turn's running time, not the waits for
+// the person: a resumed stretch gets what is left of it.
+func TestTurnTimeoutCountsRunningTimeAcrossAPause(t *testing.T) {
+	const timeout = 600 * time.Millisecond
+	checkpoint := &Tool{Name: "checkpoint", Tier: models.ToolTierServer, Policy: models.ToolConfirm,
+		Description: "a test tool", Schema: Schema{"type": "object"},
+		Run: func(context.Context, ToolEnv, map[string]any) (any, error) { return "ok", nil }}
+	// work runs for stretch before the call and again after it.
+	provider := func(stretch time.Duration) *fakeProvider {
+		nap := func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(stretch):
+				return nil
+			}
+		}
+		return &fakeProvider{exec: func(ctx context.Context, req Request) (*models.AgentResponse, error) {
+			if len(req.TurnLog) == 0 { // the first stretch (a resumed turn goes on from its call)
+				if err := nap(ctx); err != nil {
+					return nil, err
+				}
+			}
+			out, err := req.CallTool(ctx, "c1", "checkpoint", nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := nap(ctx); err != nil {
+				return nil, err
+			}
+			return &models.AgentResponse{Content: "done: " + out.Outcome}, nil
+		}}
+	}
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+
+	// Two stretches of 400ms: each fits the timeout, together they do not.
+	slow := New(s, provider(400*time.Millisecond), Options{Logger: quiet, TurnTimeout: timeout, Tools: []*Tool{checkpoint}})
+	res := pausedTurn(t, slow, SendRequest{UserID: ann, Query: "work"})
+	ex, _ := s.Exchange(ctx, ann, res.Exchange.ID)
+	if ex.TurnActiveMS < 400 {
+		t.Fatalf("the paused turn ran %dms; want >= 400", ex.TurnActiveMS)
+	}
+	got := answer(t, slow, ann, res.Exchange.ID, ToolResult{CallID: "c1", Approved: yes()})
+	if !got.Failed || !strings.Contains(got.Reply.Content, "took longer than 600ms") {
+		t.Fatalf("resumed past the whole turn's timeout: %+v", got.Reply)
+	}
+
+	// A wait longer than the timeout does not count.
+	quick := New(s, provider(10*time.Millisecond), Options{Logger: quiet, TurnTimeout: timeout, Tools: []*Tool{checkpoint}})
+	res = pausedTurn(t, quick, SendRequest{UserID: ann, Query: "work"})
+	time.Sleep(timeout + 200*time.Millisecond)
+	got = answer(t, quick, ann, res.Exchange.ID, ToolResult{CallID: "c1", Approved: yes()})
+	if got.Failed || got.Reply.Content != "done: done" {
+		t.Fatalf("the wait was counted: %+v", got.Reply)
 	}
 }

@@ -23,6 +23,11 @@ type Turn struct {
 	res      *TurnResult
 	err      error
 	header   *models.Exchange // the header as the reply's commit left it, for the outcome's events
+	// spent is how long the turn ran before this stretch (it paused and
+	// was resumed), began when this stretch started: the turn timeout
+	// counts both, never the waits between.
+	spent time.Duration
+	began time.Time
 }
 
 // Wait returns the turn's outcome once it is committed, or ctx's error.
@@ -135,9 +140,12 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 	if in.log == nil {
 		in.log = s.opts.Logger
 	}
-	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{})}
+	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{}), began: time.Now()}
+	if in.resumed {
+		t.spent = time.Duration(ex.TurnActiveMS) * time.Millisecond
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
+	deadline := time.AfterFunc(s.opts.TurnTimeout-t.spent, func() { cancel(errTimedOut) })
 	r := &running{userID: ex.UserID, cancel: cancel, turn: t}
 	s.mu.Lock()
 	s.running[ex.ID] = r

@@ -141,9 +141,10 @@ func turnEntries(tx *gorm.DB, exchangeID int64) ([]Message, error) {
 // PauseTurn appends the turn's waiting calls and releases its lease, leaving
 // the exchange paused (idle, TurnWaiting): nothing runs, the turn timeout
 // does not tick, and crash recovery (which looks at running turns) leaves
-// it alone. It fails with ErrLeaseLost, writing nothing, if owner no longer
-// holds the lease.
-func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) (*Exchange, error) {
+// it alone. active is how long the turn has run so far (kept for its
+// resumption: TurnActiveMS). It fails with ErrLeaseLost, writing nothing,
+// if owner no longer holds the lease.
+func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, active time.Duration, entries ...*Message) (*Exchange, error) {
 	var ex Exchange
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex = Exchange{}
@@ -152,7 +153,7 @@ func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, e
 				return err
 			}
 		}
-		updated, err := returningExchange(tx, pauseTurnStmt, &ex, now(), exchangeID, owner)
+		updated, err := returningExchange(tx, pauseTurnStmt, &ex, active.Milliseconds(), now(), exchangeID, owner)
 		if err != nil {
 			return err
 		}
