@@ -245,3 +245,37 @@ func TestTurnTimeoutCountsRunningTimeAcrossAPause(t *testing.T) {
 		t.Fatalf("the wait was counted: %+v", got.Reply)
 	}
 }
+
+// A browser tool set to "confirm": approved, the call waits for the
+// browser (the turn stays paused, not resumed with nothing to read); the
+// browser's answer resumes it.
+func TestBrowserToolAskedFirstThenAnsweredByTheBrowser(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	page, err := s.CreatePage(ctx, ann, "Draft", "# Saved\n\nold words")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolReadEditor: models.ToolConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, &Builtin{}, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, PageID: &page.ID, Query: "review my draft"})
+	p := res.Pending[0]
+	if p.Tool != ToolReadEditor || p.Awaiting != "approval" {
+		t.Fatalf("pending %+v", p)
+	}
+	approved := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: p.CallID, Approved: yes()})
+	if !approved.Paused || approved.Reply != nil || len(approved.Pending) != 1 || approved.Pending[0].Awaiting != "client" {
+		t.Fatalf("after approval: %+v; want still paused, waiting for the browser", approved)
+	}
+	ex, _ := s.Exchange(ctx, ann, res.Exchange.ID)
+	if ex.RunState() != models.TurnPaused {
+		t.Fatalf("run state %q after approval", ex.RunState())
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: p.CallID, Output: map[string]any{"content": "# Unsaved\n\none two"}})
+	if got.Failed || got.Reply == nil || !strings.Contains(got.Reply.Content, "3 words") {
+		t.Fatalf("after the browser's answer: %+v", got.Reply)
+	}
+}

@@ -102,20 +102,29 @@ func ToolCallState(entries []Message) map[string]string {
 	return out
 }
 
-// WaitingCalls are the tool_call entries of turn (the entries after the last
-// user message, in order) whose latest state waits for an answer, in order.
+// WaitingCalls are the calls of turn (the entries after the last user
+// message, in order) whose latest state waits for an answer, in the order
+// they were made, each as its latest tool_call entry (a browser call the
+// person approved waits for the browser now).
 func WaitingCalls(turn []Message) []Message {
 	state := ToolCallState(turn)
-	var out []Message
-	seen := map[string]bool{}
-	for _, m := range turn {
-		if m.Role != RoleToolCall || m.Tool == nil || seen[m.Tool.CallID] {
+	latest := map[string]int{}
+	var order []string
+	for i, m := range turn {
+		if m.Role != RoleToolCall || m.Tool == nil {
 			continue
 		}
-		if st := state[m.Tool.CallID]; st == ToolAwaitingApproval || st == ToolAwaitingClient {
-			seen[m.Tool.CallID] = true
-			out = append(out, m)
+		if st := state[m.Tool.CallID]; st != ToolAwaitingApproval && st != ToolAwaitingClient {
+			continue
 		}
+		if _, ok := latest[m.Tool.CallID]; !ok {
+			order = append(order, m.Tool.CallID)
+		}
+		latest[m.Tool.CallID] = i
+	}
+	out := make([]Message, 0, len(order))
+	for _, id := range order {
+		out = append(out, turn[latest[id]])
 	}
 	return out
 }
@@ -217,6 +226,9 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 					return err
 				}
 				written = append(written, m)
+				if m.Role == RoleToolCall && m.Tool != nil && (m.Tool.State == ToolAwaitingApproval || m.Tool.State == ToolAwaitingClient) {
+					byID[id] = m // answered into another wait (a browser call approved: the browser's turn now)
+				}
 			}
 		}
 		at := now()
