@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +278,97 @@ func TestBrowserToolAskedFirstThenAnsweredByTheBrowser(t *testing.T) {
 	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: p.CallID, Output: map[string]any{"content": "# Unsaved\n\none two"}})
 	if got.Failed || got.Reply == nil || !strings.Contains(got.Reply.Content, "3 words") {
 		t.Fatalf("after the browser's answer: %+v", got.Reply)
+	}
+}
+
+// A crash between the approval and the tool's result: the process that
+// resumed the turn dies while the approved tool runs. Recovery keeps the
+// approval, fails the turn with an error row saying to retry, and the
+// automatic retry runs the approved call (no second approval) and
+// answers; the dead process's late result is refused. One result, one
+// reply.
+func TestCrashBetweenApprovalAndResult(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	started, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	slow := &Tool{Name: "slow", Tier: models.ToolTierServer, Policy: models.ToolConfirm, Description: "a test tool", Schema: Schema{"type": "object"},
+		Run: func(ctx context.Context, _ ToolEnv, _ map[string]any) (any, error) {
+			if runs.Add(1) == 1 { // the first run hangs: its process "dies" meanwhile
+				close(started)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return "ran", nil
+		}}
+	provider := func() *fakeProvider {
+		return &fakeProvider{exec: func(ctx context.Context, req Request) (*models.AgentResponse, error) {
+			out, err := req.CallTool(ctx, "c1", "slow", nil)
+			if err != nil {
+				return nil, err
+			}
+			return &models.AgentResponse{Content: "done: " + out.Outcome}, nil
+		}}
+	}
+	// A renews no lease while the tool hangs (its heartbeat is an hour):
+	// to B it looks like a dead process.
+	a := New(s, provider(), Options{Logger: quiet, Tools: []*Tool{slow}, Heartbeat: time.Hour})
+	b := New(s, provider(), Options{Logger: quiet, Tools: []*Tool{slow}, Heartbeat: 10 * time.Millisecond, StaleAfter: 50 * time.Millisecond, AutoRetries: 1})
+	res := pausedTurn(t, a, SendRequest{UserID: ann, Query: "do the slow thing"})
+	if _, err := a.AnswerTools(ctx, ann, res.Exchange.ID, []ToolResult{{CallID: "c1", Approved: yes()}}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	time.Sleep(100 * time.Millisecond)
+	if n, err := b.RecoverStaleTurns(ctx); err != nil || n != 1 {
+		t.Fatalf("recovery = %d, %v; want 1", n, err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.Idle(wait); err != nil {
+		t.Fatal(err)
+	}
+	close(release) // the "dead" process's tool returns: its result must not land
+	if err := a.Idle(wait); err != nil {
+		t.Fatal(err)
+	}
+
+	msgs, err := s.Messages(ctx, ann, res.Exchange.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var approvals, results, errorRows int
+	var reply string
+	for _, m := range msgs {
+		switch {
+		case m.Role == models.RoleToolCall && m.Tool.State == models.ToolRunning && m.Tool.By == "person":
+			approvals++
+		case m.Role == models.RoleToolResult:
+			results++
+			if m.Tool.Outcome != models.ToolDone {
+				t.Errorf("the result is %q", m.Tool.Outcome)
+			}
+		case m.Role == models.RoleError:
+			errorRows++
+			if !strings.Contains(m.Content, "retry") {
+				t.Errorf("the error row says %q", m.Content)
+			}
+		case m.Role == models.RoleAssistant:
+			reply = m.Content
+		}
+	}
+	if approvals != 1 || results != 1 || errorRows != 1 || reply != "done: done" {
+		t.Fatalf("log %q: %d approvals, %d results, %d error rows, reply %q; want 1, 1, 1, the reply",
+			logOf(t, s, ann, res.Exchange.ID), approvals, results, errorRows, reply)
+	}
+	ex, _ := s.Exchange(ctx, ann, res.Exchange.ID)
+	if ex.RunState() != models.TurnIdle || ex.TurnOwner != nil {
+		t.Fatalf("run state %q, owner %v", ex.RunState(), ex.TurnOwner)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("the tool ran %d times; want the hung run and the retry's", n)
 	}
 }
