@@ -578,8 +578,9 @@ func (s *Service) AnswerTools(ctx context.Context, userID, exchangeID int64, res
 	if err != nil {
 		return nil, err
 	}
+	var turnLog []models.Message
 	ex, query, written, err := s.store.AnswerTools(ctx, models.ToolAnswers{
-		UserID: userID, ExchangeID: exchangeID, Owner: s.owner, CallIDs: ids,
+		UserID: userID, ExchangeID: exchangeID, Owner: s.owner, CallIDs: ids, Turn: &turnLog,
 		Entries: func(call *models.Message) ([]*models.Message, error) {
 			return s.answerEntries(call, byID[call.Tool.CallID])
 		},
@@ -600,7 +601,7 @@ func (s *Service) AnswerTools(ctx context.Context, userID, exchangeID int64, res
 		s.publishTurn(ex)
 		return finished(pausedResult(ex, models.WaitingCalls(turn))), nil
 	}
-	return s.launch(ex, query, turnInput{retry: true, resumed: true, log: s.turnLogger(ctx)}, release), nil
+	return s.launch(ex, query, turnInput{retry: true, resumed: true, turnLog: turnLog, log: s.turnLogger(ctx)}, release), nil
 }
 
 // answerEntries makes the entries that answer a waiting call, or refuses an

@@ -125,13 +125,14 @@ var (
 // turnInput is what a turn needs besides its exchange and user message.
 type turnInput struct {
 	context string
-	page    *models.Page // the page of a page chat, as first read
-	retry   bool         // the user message was there already: no entry event for it
-	forked  bool         // the exchange is a fork made for this turn
-	answer  int          // a regeneration's place among the answers to its message (0: the first)
-	resumed bool         // the turn goes on after its waiting calls were answered
-	model   int64        // the model picked (0: the default)
-	log     *slog.Logger // the turn's lines, with the starting request's id
+	page    *models.Page     // the page of a page chat, as first read
+	retry   bool             // the user message was there already: no entry event for it
+	forked  bool             // the exchange is a fork made for this turn
+	answer  int              // a regeneration's place among the answers to its message (0: the first)
+	resumed bool             // the turn goes on after its waiting calls were answered
+	turnLog []models.Message // a resumed turn's entries so far, as the answer left them (nil: read them)
+	model   int64            // the model picked (0: the default)
+	log     *slog.Logger     // the turn's lines, with the starting request's id
 }
 
 // launch runs a started turn in the background and returns at once. The
@@ -218,7 +219,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		s.publishEntry(ex, m)
 		return nil
 	}
-	if in.retry { // resumed, or tried again: the turn's earlier entries
+	if in.retry && in.turnLog != nil { // resumed: the answer read them
+		req.TurnLog = in.turnLog
+	} else if in.retry { // tried again: the turn's earlier entries
 		if req.TurnLog, err = s.store.TurnEntries(db, ex.UserID, ex.ID); err != nil {
 			return s.fail(db, res, err)
 		}

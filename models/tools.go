@@ -186,6 +186,10 @@ type ToolAnswers struct {
 	// Entries makes the entries that answer a waiting call (it may refuse
 	// the answer: the whole write is then undone and its error returned).
 	Entries func(call *Message) ([]*Message, error)
+	// Turn, when set and the turn resumes, receives the turn's entries as
+	// the answer leaves them (read under the lock, then the answers): the
+	// resumed turn goes on from them without reading them again.
+	Turn *[]Message
 }
 
 // AnswerTools appends (and returns) the answers to waiting calls of the user's paused
@@ -200,7 +204,7 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 	var written []*Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex, query, written = Exchange{}, nil, nil
-		waiting, err := lockWaiting(tx, a.UserID, a.ExchangeID)
+		turn, waiting, err := lockWaiting(tx, a.UserID, a.ExchangeID)
 		if err != nil {
 			return err
 		}
@@ -247,6 +251,12 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 			return err
 		}
 		query = &q
+		if a.Turn != nil {
+			for _, m := range written {
+				turn = append(turn, *m)
+			}
+			*a.Turn = turn
+		}
 		return nil
 	})
 	if err != nil {
@@ -257,33 +267,33 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 
 // lockWaiting holds the user's paused exchange (its row, on PostgreSQL, till
 // the transaction ends: two answers, or an answer and a Stop, take turns)
-// and reads its waiting calls. Not the user's: ErrNotFound; not paused:
-// ErrNothingWaiting.
-func lockWaiting(tx *gorm.DB, userID, exchangeID int64) ([]Message, error) {
+// and reads its turn's entries and, of them, the waiting calls. Not the
+// user's: ErrNotFound; not paused: ErrNothingWaiting.
+func lockWaiting(tx *gorm.DB, userID, exchangeID int64) (turn, waiting []Message, err error) {
 	res := tx.Model(&Exchange{}).Where("id = ? AND user_id = ? AND turn_waiting AND turn_status <> ?", exchangeID, userID, TurnRunning).
 		UpdateColumn("turn_waiting", true)
 	if res.Error != nil {
-		return nil, res.Error
+		return nil, nil, res.Error
 	}
 	if res.RowsAffected == 0 {
 		var n int64
 		if err := tx.Model(&Exchange{}).Where("id = ? AND user_id = ?", exchangeID, userID).Count(&n).Error; err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n == 0 {
-			return nil, ErrNotFound
+			return nil, nil, ErrNotFound
 		}
-		return nil, ErrNothingWaiting
+		return nil, nil, ErrNothingWaiting
 	}
-	turn, err := turnEntries(tx, exchangeID)
+	turn, err = turnEntries(tx, exchangeID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	waiting := WaitingCalls(turn)
+	waiting = WaitingCalls(turn)
 	if len(waiting) == 0 {
-		return nil, ErrNothingWaiting
+		return nil, nil, ErrNothingWaiting
 	}
-	return waiting, nil
+	return turn, waiting, nil
 }
 
 // CancelWaiting ends the user's paused turn: each waiting call gets a
@@ -294,7 +304,7 @@ func (s *Store) CancelWaiting(ctx context.Context, userID, exchangeID int64, why
 	var written []*Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex, written = Exchange{}, nil
-		waiting, err := lockWaiting(tx, userID, exchangeID)
+		_, waiting, err := lockWaiting(tx, userID, exchangeID)
 		if err != nil {
 			return err
 		}
