@@ -372,3 +372,38 @@ func TestCrashBetweenApprovalAndResult(t *testing.T) {
 		t.Fatalf("the tool ran %d times; want the hung run and the retry's", n)
 	}
 }
+
+// A model's search (OpenAI-compatible) that must ask first pauses the
+// turn; approved, the resumed turn runs it (its sub-run) and tells the
+// model the hits, without the model asking again.
+func TestOpenAISearchWaitsForApproval(t *testing.T) {
+	f, o := newFakeLLM(t,
+		sse(toolCallChunks(toolSearch, map[string]any{"query": "zebras"}), true),
+		sse([]string{textChunk("Found them."), finishChunk, usageChunk}, true),
+		titleAnswer("Zebras"),
+	)
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	if err := s.SetToolPolicies(ctx, ann, map[string]string{ToolSearchChats: models.ToolConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, o, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, Query: "what did I say about zebras?"})
+	if p := res.Pending[0]; p.Tool != ToolSearchChats || p.CallID != "call_9" || p.Awaiting != "approval" {
+		t.Fatalf("pending %+v", p)
+	}
+	<-f.bodies
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: "call_9", Approved: yes()})
+	if got.Reply == nil || got.Reply.Content != "Found them." {
+		t.Fatalf("after approval: %+v", got)
+	}
+	second := <-f.bodies
+	n := len(second.Messages)
+	if told := second.Messages[n-1]; told.Role != "tool" || told.ToolCallID != "call_9" || !strings.Contains(told.Content, `"hits"`) {
+		t.Fatalf("the model was told %+v", told)
+	}
+	if runs, err := s.SubRuns(ctx, ann, res.Exchange.ID); err != nil || len(runs) != 1 {
+		t.Fatalf("sub-runs %+v, %v", runs, err)
+	}
+}
