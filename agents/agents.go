@@ -53,6 +53,10 @@ type Request struct {
 	// CallTool, when set, calls a registered tool (tools.go): the call and
 	// its result are committed; a call that must wait gives ErrPaused.
 	CallTool ToolCaller
+	// AdmitTool, when set, passes a call of a tool the provider carries
+	// out itself (the registry's Inline tools: a page proposal) through
+	// the same policy gate as CallTool's.
+	AdmitTool ToolAdmitter
 	// TurnLog holds the entries this turn wrote before it paused (or
 	// failed), oldest first: a resumed turn finds its calls there.
 	TurnLog []models.Message

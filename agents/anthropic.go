@@ -182,6 +182,18 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 		}
 	}
 	var last *aReply
+	if approved, ok := approvedProposal(req); page && ok { // the person approved it: it is the reply
+		content, meta, err := pageReplyFrom(ctx, req, approved)
+		if err != nil {
+			return nil, err
+		}
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["provider"], meta["model"] = a.Name(), a.Model
+		return &models.AgentResponse{Content: content, AgentType: req.AgentType, Confidence: "medium",
+			Suggestions: []models.Suggestion{}, Metadata: meta}, nil
+	}
 	// A resumed turn first answers the calls it made before it paused.
 	if msgs, err := a.resumeCalls(ctx, req); err != nil {
 		return nil, err
@@ -248,7 +260,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 	if page {
 		comp := &completion{Content: content, ToolCalls: proposal}
 		var err error
-		if content, meta, err = pageReplyFrom(req, comp); err != nil {
+		if content, meta, err = pageReplyFrom(ctx, req, comp); err != nil {
 			return nil, err
 		}
 		if meta == nil {
@@ -373,6 +385,10 @@ func (a *Anthropic) runCalls(ctx context.Context, req Request, uses []aBlock) ([
 			tc.ID = u.ID
 			tc.Function.Name, tc.Function.Arguments = u.Name, string(args)
 			answer, err := (&OpenAI{}).runTool(ctx, req, tc)
+			if errors.Is(err, ErrPaused) { // the search waits for approval
+				paused = true
+				continue
+			}
 			if err != nil {
 				return nil, &toolError{err}
 			}

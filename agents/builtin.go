@@ -131,7 +131,16 @@ func (b *Builtin) Execute(ctx context.Context, req Request, onDelta func(string)
 		}
 		content, confidence = r.content, r.confidence
 		if r.proposal != nil {
-			meta, reasoning = r.proposal.Metadata(), r.proposal.Reasoning
+			// The proposal passes the registry's gate as propose_edit.
+			id := fmt.Sprintf("builtin-%s-%d", ToolProposeEdit, req.Turn)
+			text, m, err := admitProposal(ctx, req, id, r.content, *r.proposal, false)
+			if err != nil {
+				return nil, err
+			}
+			content = text
+			if m != nil {
+				meta, reasoning = m, r.proposal.Reasoning
+			}
 		}
 	default:
 		return nil, fmt.Errorf("builtin provider has no %q agent", req.AgentType)

@@ -167,15 +167,19 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 			outer(d)
 		}
 	}
-	if !page {
-		body.Tools = append(body.Tools, registryTools(req)...) // openai_tools.go
+	body.Tools = append(body.Tools, registryTools(req)...) // openai_tools.go
+	var comp *completion
+	var err error
+	if approved, ok := approvedProposal(req); page && ok {
+		comp = approved // the person approved it: it is the reply
+	} else {
+		var resumed []chatMessage
+		if resumed, err = o.resumeMessages(ctx, req); err != nil {
+			return nil, err
+		}
+		body.Messages = append(body.Messages, resumed...)
+		comp, err = o.converse(ctx, req, body, onDelta)
 	}
-	resumed, err := o.resumeMessages(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	body.Messages = append(body.Messages, resumed...)
-	comp, err := o.converse(ctx, req, body, onDelta)
 	if errors.Is(err, ErrPaused) {
 		return nil, err // calls wait: the turn pauses
 	}
@@ -187,7 +191,7 @@ func (o *OpenAI) Execute(ctx context.Context, req Request, onDelta func(string))
 	}
 	content, meta := comp.Content, map[string]any{}
 	if page {
-		if content, meta, err = pageReplyFrom(req, comp); err != nil {
+		if content, meta, err = pageReplyFrom(ctx, req, comp); err != nil {
 			return nil, err
 		}
 		if meta == nil {

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -84,7 +85,7 @@ func toolMode(name string) string {
 // tool call (committed as tool_call and tool_result entries through
 // req.OnEntry), or else a proposal written as JSON in the text, or else prose.
 // The service stamps original_content_hash afterwards.
-func pageReplyFrom(req Request, comp *completion) (content string, meta map[string]any, err error) {
+func pageReplyFrom(ctx context.Context, req Request, comp *completion) (content string, meta map[string]any, err error) {
 	for _, tc := range comp.ToolCalls {
 		mode := toolMode(tc.Function.Name)
 		var args proposalArgs
@@ -95,31 +96,90 @@ func pageReplyFrom(req Request, comp *completion) (content string, meta map[stri
 		if !ok {
 			continue
 		}
-		if err := recordToolCall(req, tc, p); err != nil {
-			return "", nil, err
-		}
-		return proposalText(comp.Content, p), p.Metadata(), nil
+		return admitProposal(ctx, req, tc.ID, comp.Content, p, true)
 	}
 	if p, ok := proposalInText(comp.Content); ok {
-		return proposalText("", p), p.Metadata(), nil
+		return admitProposal(ctx, req, "text-proposal", "", p, false)
 	}
 	return comp.Content, nil, nil
 }
 
-// recordToolCall commits the call and its result as log entries.
-func recordToolCall(req Request, tc chatToolCall, p Proposal) error {
+// admitProposal passes a proposal through the policy gate as a call of
+// the registry's propose_edit: let through, it is the reply (its call and
+// result recorded); refused, the reply says so and proposes nothing;
+// waiting for the person's approval, ErrPaused.
+// record: the call and result are logged (a tool call's; a proposal
+// written in the text leaves no entries unless the gate records some).
+func admitProposal(ctx context.Context, req Request, callID, said string, p Proposal, record bool) (string, map[string]any, error) {
+	a := Admission{Go: true}
+	if req.AdmitTool != nil {
+		var err error
+		if a, err = req.AdmitTool(ctx, callID, ToolProposeEdit, proposalToolArgs(p)); err != nil {
+			return "", nil, err
+		}
+	}
+	if !a.Go {
+		return "I did not propose the edit (" + a.Outcome.Text() + ").", nil, nil
+	}
+	if record || a.Approved != nil {
+		if err := recordProposal(req, callID, p, a.Approved == nil); err != nil {
+			return "", nil, err
+		}
+	}
+	return proposalText(said, p), p.Metadata(), nil
+}
+
+// proposalToolArgs are a proposal as propose_edit's arguments.
+func proposalToolArgs(p Proposal) map[string]any {
+	args := map[string]any{"edit_mode": p.Mode}
+	if p.Reasoning != "" {
+		args["reasoning"] = p.Reasoning
+	}
+	if p.Mode == models.EditFullReplacement {
+		args["content"] = p.Content
+	} else {
+		args["target_section_heading"], args["new_section_content"] = p.TargetHeading, p.NewSectionContent
+	}
+	return args
+}
+
+// approvedProposal is the proposal the person approved while the turn
+// waited, as the model's call: a proposal ends the reply, so the resumed
+// turn makes it the reply without asking the model again.
+func approvedProposal(req Request) (*completion, bool) {
+	state := models.ToolCallState(req.TurnLog)
+	for _, m := range req.TurnLog {
+		f := m.Tool
+		if m.Role != models.RoleToolCall || f == nil || f.Name != ToolProposeEdit || state[f.CallID] != models.ToolRunning {
+			continue
+		}
+		b, _ := json.Marshal(f.Arguments)
+		var tc chatToolCall
+		tc.ID, tc.Type = f.CallID, "function"
+		tc.Function.Name, tc.Function.Arguments = toolFullReplacement, string(b)
+		if mode, _ := f.Arguments["edit_mode"].(string); mode == models.EditSectionPatch {
+			tc.Function.Name = toolSectionPatch
+		}
+		return &completion{ToolCalls: []chatToolCall{tc}}, true
+	}
+	return nil, false
+}
+
+// recordProposal commits the proposal's call (unless the person's approval
+// stands for it) and its result as log entries.
+func recordProposal(req Request, callID string, p Proposal, withCall bool) error {
 	if req.OnEntry == nil {
 		return nil
 	}
-	var args map[string]any
-	_ = json.Unmarshal([]byte(tc.Function.Arguments), &args)
-	call := &models.Message{Role: models.RoleToolCall, Content: tc.Function.Name,
-		Tool: &models.ToolFields{CallID: tc.ID, Name: tc.Function.Name, Arguments: args}}
-	if err := req.OnEntry(call); err != nil {
-		return err
+	if withCall {
+		call := &models.Message{Role: models.RoleToolCall, Content: ToolProposeEdit,
+			Tool: &models.ToolFields{CallID: callID, Name: ToolProposeEdit, Arguments: proposalToolArgs(p)}}
+		if err := req.OnEntry(call); err != nil {
+			return err
+		}
 	}
 	result := &models.Message{Role: models.RoleToolResult, Content: "The proposal is shown to the person for review.",
-		Tool: &models.ToolFields{CallID: tc.ID, Name: tc.Function.Name, Result: "shown for review"}}
+		Tool: &models.ToolFields{CallID: callID, Name: ToolProposeEdit, Result: "shown for review"}}
 	return req.OnEntry(result)
 }
 

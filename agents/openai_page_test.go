@@ -37,8 +37,15 @@ func TestOpenAIPageAssistantProposesThroughToolCalls(t *testing.T) {
 		t.Fatalf("send = %+v, %v", res, err)
 	}
 	body := <-f.bodies
-	if len(body.Tools) != 2 || !strings.Contains(body.Messages[0].Content, "## Budget\nA lot.") {
-		t.Fatalf("request: %d tools, system %q", len(body.Tools), body.Messages[0].Content)
+	var offered []string
+	for _, tool := range body.Tools {
+		offered = append(offered, tool.Function.Name)
+	}
+	// The proposal kinds, and the registry's tools of a page chat (read_editor among them).
+	if names := strings.Join(offered, ","); !strings.HasPrefix(names, toolFullReplacement+","+toolSectionPatch+",") ||
+		!strings.Contains(names, ToolReadEditor) || strings.Contains(names, ToolDeleteConversation) ||
+		!strings.Contains(body.Messages[0].Content, "## Budget\nA lot.") {
+		t.Fatalf("request: tools %v, system %q", offered, body.Messages[0].Content)
 	}
 	p, ok := ProposalOf(res.Reply.AgentResponse)
 	if !ok || p.Mode != models.EditSectionPatch || p.TargetHeading != "## Budget" || p.OriginalHash != DJB2(page.Content) {
@@ -56,7 +63,7 @@ func TestOpenAIPageAssistantProposesThroughToolCalls(t *testing.T) {
 		t.Fatalf("log %v", got)
 	}
 	msgs, _ := s.Messages(ctx, ann, res.Exchange.ID, nil)
-	if tool := msgs[1].Tool; tool == nil || tool.Name != toolSectionPatch || tool.CallID != "call_9" || tool.Arguments["target_section_heading"] != "## Budget" {
+	if tool := msgs[1].Tool; tool == nil || tool.Name != ToolProposeEdit || tool.CallID != "call_9" || tool.Arguments["target_section_heading"] != "## Budget" {
 		t.Fatalf("tool call entry %+v", msgs[1].Tool)
 	}
 }

@@ -76,7 +76,8 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 			usage[k] += n
 		}
 		calls := comp.ToolCalls
-		if req.Page != nil || body.Tools == nil || !runsHere(req, calls) {
+		// A page's proposal ends the reply: the person reviews it.
+		if req.Page != nil && proposes(calls) || body.Tools == nil || !runsHere(req, calls) {
 			comp.Content, comp.Reasoning = text.String(), reasoning.String()
 			if len(usage) > 0 {
 				comp.Usage = map[string]any{}
@@ -114,6 +115,10 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 				continue
 			}
 			answer, err := o.runTool(ctx, req, tc)
+			if errors.Is(err, ErrPaused) { // the search waits for approval
+				paused = true
+				continue
+			}
 			if err != nil {
 				return nil, &toolError{err}
 			}
@@ -126,6 +131,16 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 			body.Tools = nil // the last round answers with what it has
 		}
 	}
+}
+
+// proposes says whether a round's calls hold a page proposal.
+func proposes(calls []chatToolCall) bool {
+	for _, tc := range calls {
+		if toolMode(tc.Function.Name) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func callsTool(calls []chatToolCall, name string) bool {
@@ -243,8 +258,14 @@ func (o *OpenAI) resumeMessages(ctx context.Context, req Request) ([]chatMessage
 	said := chatMessage{Role: "assistant"}
 	var answers []chatMessage
 	seen := map[string]bool{}
+	state := models.ToolCallState(req.TurnLog)
 	for _, m := range req.TurnLog {
-		if m.Role != models.RoleToolCall || m.Tool == nil || seen[m.Tool.CallID] || m.Tool.Name == toolSearch {
+		if m.Role != models.RoleToolCall || m.Tool == nil || seen[m.Tool.CallID] {
+			continue
+		}
+		// A search that ran is not asked again; one that waited for the
+		// person (approved now, or refused) goes through its gate again.
+		if m.Tool.Name == toolSearch && state[m.Tool.CallID] == models.ToolDone {
 			continue
 		}
 		seen[m.Tool.CallID] = true
@@ -253,13 +274,22 @@ func (o *OpenAI) resumeMessages(ctx context.Context, req Request) ([]chatMessage
 		w.ID, w.Type = m.Tool.CallID, "function"
 		w.Function.Name, w.Function.Arguments = m.Tool.Name, string(args)
 		said.ToolCalls = append(said.ToolCalls, w)
-		out, err := req.CallTool(ctx, m.Tool.CallID, m.Tool.Name, m.Tool.Arguments)
-		if err != nil {
-			return nil, err
-		}
-		answer, err := toolAnswer(out)
-		if err != nil {
-			return nil, err
+		var answer string
+		var err error
+		if m.Tool.Name == toolSearch && req.SearchChats != nil {
+			var tc chatToolCall
+			tc.ID, tc.Function.Name, tc.Function.Arguments = w.ID, w.Function.Name, w.Function.Arguments
+			if answer, err = o.runTool(ctx, req, tc); err != nil {
+				return nil, err
+			}
+		} else {
+			out, err := req.CallTool(ctx, m.Tool.CallID, m.Tool.Name, m.Tool.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			if answer, err = toolAnswer(out); err != nil {
+				return nil, err
+			}
 		}
 		answers = append(answers, chatMessage{Role: "tool", ToolCallID: m.Tool.CallID, Content: answer})
 	}

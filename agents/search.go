@@ -53,13 +53,27 @@ type SearchFunc func(ctx context.Context, callID, query string) (*SearchOutcome,
 // turn's log as one tool_call / tool_result pair (committed with onEntry)
 // around the sub-run, the call at the seq the sub-run points back to, the
 // result naming the sub-run, its agent, status and hit count.
-func (s *Service) searchTool(ex *models.Exchange, onEntry func(*models.Message) error) SearchFunc {
+//
+// The call passes the policy gate first (admit): refused, the outcome says
+// why (Status failed); waiting for approval, ErrPaused.
+func (s *Service) searchTool(ex *models.Exchange, onEntry func(*models.Message) error, admit ToolAdmitter) SearchFunc {
 	return func(ctx context.Context, callID, query string) (*SearchOutcome, error) {
 		query = strings.TrimSpace(query)
-		call := &models.Message{Role: models.RoleToolCall, Content: toolSearch,
-			Tool: &models.ToolFields{CallID: callID, Name: toolSearch, Arguments: map[string]any{"query": query}}}
-		if err := onEntry(call); err != nil {
+		args := map[string]any{"query": query}
+		a, err := admit(ctx, callID, toolSearch, args)
+		if err != nil {
 			return nil, err
+		}
+		if !a.Go {
+			return &SearchOutcome{Query: query, Status: models.SubRunFailed, Hits: []SearchHit{}, Result: a.Outcome.Text()}, nil
+		}
+		call := a.Approved // approved: the sub-run points back to the approval
+		if call == nil {
+			call = &models.Message{Role: models.RoleToolCall, Content: toolSearch,
+				Tool: &models.ToolFields{CallID: callID, Name: toolSearch, Arguments: args}}
+			if err := onEntry(call); err != nil {
+				return nil, err
+			}
 		}
 		out := &SearchOutcome{Query: query, Hits: []SearchHit{}}
 		run, err := s.RunSub(ctx, ex, *call.Seq, AgentSearch, query, func(ctx context.Context, sub *SubRun) (string, error) {

@@ -34,7 +34,9 @@ type Options struct {
 	MaxAttempts int64
 	AutoRetries int64
 	// TurnTimeout bounds a whole turn: past it the turn ends as an error row
-	// saying so. 0 means 10 minutes.
+	// saying so. It counts the turn's running time only: the waits of a
+	// paused turn for the person or the browser do not tick, and a resumed
+	// turn gets what is left. 0 means 10 minutes.
 	TurnTimeout time.Duration
 	// Slots bounds the turns running at once per user; nil counts them in
 	// this process's memory.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"palaver/models"
@@ -371,31 +372,92 @@ func (r *toolRunner) Call(ctx context.Context, callID, name string, args map[str
 	if !ok || t.Inline {
 		return r.finish(callID, nil, name, args, models.ToolFailed, "system", models.ToolFailed, "there is no tool named "+clip(name, 80))
 	}
-	if t.Scope != "" && t.Scope != r.ex.Scope {
-		return r.finish(callID, t, name, args, models.ToolFailed, "system", models.ToolFailed, name+" is not available in this chat")
-	}
-	if err := ValidateArgs(t.Schema, map[string]any(args)); err != nil {
-		return r.finish(callID, t, name, args, models.ToolFailed, "system", models.ToolFailed, err.Error())
-	}
-	policy, err := r.policy(ctx, t)
-	if err != nil {
-		return ToolOutcome{}, &toolError{err}
-	}
-	switch {
-	case policy == models.ToolNever:
-		return r.finish(callID, t, name, args, models.ToolDenied, "policy", models.ToolDenied, "the person's settings never allow this tool")
-	case policy == models.ToolConfirm:
-		r.wait(callEntry(callID, t, name, args, models.ToolAwaitingApproval, ""))
-		return ToolOutcome{}, ErrPaused
-	case t.Tier == models.ToolTierBrowser:
-		r.wait(callEntry(callID, t, name, args, models.ToolAwaitingClient, ""))
-		return ToolOutcome{}, ErrPaused
+	if out, pass, err := r.gate(ctx, callID, t, args); !pass {
+		return out, err
 	}
 	call := callEntry(callID, t, name, args, models.ToolRunning, "policy")
 	if err := r.append(call); err != nil {
 		return ToolOutcome{}, err
 	}
 	return r.run(ctx, t, call.Tool)
+}
+
+// gate is the one policy gate every registered tool passes, whoever runs
+// it: a tool of another kind of chat, arguments that fail its schema and a
+// "never" policy are refused (a call and its result recorded, the outcome
+// returned); a call that must ask first, or that the browser answers,
+// waits (ErrPaused). pass: the call may go ahead now.
+func (r *toolRunner) gate(ctx context.Context, callID string, t *Tool, args map[string]any) (out ToolOutcome, pass bool, err error) {
+	name := t.Name
+	if t.Scope != "" && t.Scope != r.ex.Scope {
+		out, err = r.finish(callID, t, name, args, models.ToolFailed, "system", models.ToolFailed, name+" is not available in this chat")
+		return out, false, err
+	}
+	if err := ValidateArgs(t.Schema, map[string]any(args)); err != nil {
+		out, err = r.finish(callID, t, name, args, models.ToolFailed, "system", models.ToolFailed, err.Error())
+		return out, false, err
+	}
+	policy, err := r.policy(ctx, t)
+	if err != nil {
+		return ToolOutcome{}, false, &toolError{err}
+	}
+	switch {
+	case policy == models.ToolNever:
+		out, err = r.finish(callID, t, name, args, models.ToolDenied, "policy", models.ToolDenied, "the person's settings never allow this tool")
+		return out, false, err
+	case policy == models.ToolConfirm:
+		r.wait(callEntry(callID, t, name, args, models.ToolAwaitingApproval, ""))
+		return ToolOutcome{}, false, ErrPaused
+	case t.Tier == models.ToolTierBrowser:
+		r.wait(callEntry(callID, t, name, args, models.ToolAwaitingClient, ""))
+		return ToolOutcome{}, false, ErrPaused
+	}
+	return ToolOutcome{}, true, nil
+}
+
+// Admission is the gate's answer to an inline tool (one its provider's own
+// code carries out: the search, a page proposal).
+type Admission struct {
+	// Go: the provider carries the call out now, recording it as it
+	// always does, except that when Approved is set (the person approved
+	// it) that entry already stands for the call.
+	Go       bool
+	Approved *models.Message
+	// Outcome, when not Go, is why not (denied, failed), as the model is
+	// told; the call and its result are recorded.
+	Outcome ToolOutcome
+}
+
+// ToolAdmitter passes an inline tool's call through the policy gate; a
+// call that must wait gives ErrPaused.
+type ToolAdmitter func(ctx context.Context, callID, tool string, args map[string]any) (Admission, error)
+
+// Admit is the turn's ToolAdmitter: the same gate as Call's, for the tools
+// the registry declares Inline.
+func (r *toolRunner) Admit(ctx context.Context, callID, name string, args map[string]any) (Admission, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	if prior, ok := r.prior(callID); ok { // a resumed turn meets its earlier call
+		f := prior.Tool
+		switch {
+		case prior.Role == models.RoleToolResult && f.Outcome != models.ToolDone:
+			return Admission{Outcome: ToolOutcome{CallID: f.CallID, Tool: f.Name, Outcome: f.Outcome, Error: f.Error}}, nil
+		case prior.Role == models.RoleToolCall && (f.State == models.ToolAwaitingApproval || f.State == models.ToolAwaitingClient):
+			return Admission{}, ErrPaused
+		case prior.Role == models.RoleToolCall && f.State == models.ToolRunning && f.By == "person":
+			return Admission{Go: true, Approved: prior}, nil
+		}
+		// Carried out before (a retried turn): the provider does it again.
+		return Admission{Go: true}, nil
+	}
+	t, ok := r.svc.tools.Lookup(name)
+	if !ok || !t.Inline {
+		out, err := r.finish(callID, nil, name, args, models.ToolFailed, "system", models.ToolFailed, "there is no tool named "+clip(name, 80))
+		return Admission{Outcome: out}, err
+	}
+	out, pass, err := r.gate(ctx, callID, t, args)
+	return Admission{Go: pass, Outcome: out}, err
 }
 
 func (r *toolRunner) wait(m *models.Message) {
@@ -516,8 +578,9 @@ func (s *Service) AnswerTools(ctx context.Context, userID, exchangeID int64, res
 	if err != nil {
 		return nil, err
 	}
+	var turnLog []models.Message
 	ex, query, written, err := s.store.AnswerTools(ctx, models.ToolAnswers{
-		UserID: userID, ExchangeID: exchangeID, Owner: s.owner, CallIDs: ids,
+		UserID: userID, ExchangeID: exchangeID, Owner: s.owner, CallIDs: ids, Turn: &turnLog,
 		Entries: func(call *models.Message) ([]*models.Message, error) {
 			return s.answerEntries(call, byID[call.Tool.CallID])
 		},
@@ -538,7 +601,7 @@ func (s *Service) AnswerTools(ctx context.Context, userID, exchangeID int64, res
 		s.publishTurn(ex)
 		return finished(pausedResult(ex, models.WaitingCalls(turn))), nil
 	}
-	return s.launch(ex, query, turnInput{retry: true, resumed: true, log: s.turnLogger(ctx)}, release), nil
+	return s.launch(ex, query, turnInput{retry: true, resumed: true, turnLog: turnLog, log: s.turnLogger(ctx)}, release), nil
 }
 
 // answerEntries makes the entries that answer a waiting call, or refuses an
@@ -598,7 +661,7 @@ func (s *Service) stopPaused(ctx context.Context, userID, exchangeID int64) (*Tu
 // pause commits the turn's waiting calls and releases its lease: the turn
 // waits, paused, for their answers.
 func (s *Service) pause(db context.Context, t *Turn, res *TurnResult, waiting []*models.Message, text string) (*TurnResult, error) {
-	header, err := s.store.PauseTurn(db, t.Exchange.ID, s.owner, waiting...)
+	header, err := s.store.PauseTurn(db, t.Exchange.ID, s.owner, t.spent+time.Since(t.began), waiting...)
 	if err != nil {
 		if models.Unavailable(err) {
 			return s.fail(db, res, err)

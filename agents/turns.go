@@ -23,6 +23,11 @@ type Turn struct {
 	res      *TurnResult
 	err      error
 	header   *models.Exchange // the header as the reply's commit left it, for the outcome's events
+	// spent is how long the turn ran before this stretch (it paused and
+	// was resumed), began when this stretch started: the turn timeout
+	// counts both, never the waits between.
+	spent time.Duration
+	began time.Time
 }
 
 // Wait returns the turn's outcome once it is committed, or ctx's error.
@@ -120,13 +125,14 @@ var (
 // turnInput is what a turn needs besides its exchange and user message.
 type turnInput struct {
 	context string
-	page    *models.Page // the page of a page chat, as first read
-	retry   bool         // the user message was there already: no entry event for it
-	forked  bool         // the exchange is a fork made for this turn
-	answer  int          // a regeneration's place among the answers to its message (0: the first)
-	resumed bool         // the turn goes on after its waiting calls were answered
-	model   int64        // the model picked (0: the default)
-	log     *slog.Logger // the turn's lines, with the starting request's id
+	page    *models.Page     // the page of a page chat, as first read
+	retry   bool             // the user message was there already: no entry event for it
+	forked  bool             // the exchange is a fork made for this turn
+	answer  int              // a regeneration's place among the answers to its message (0: the first)
+	resumed bool             // the turn goes on after its waiting calls were answered
+	turnLog []models.Message // a resumed turn's entries so far, as the answer left them (nil: read them)
+	model   int64            // the model picked (0: the default)
+	log     *slog.Logger     // the turn's lines, with the starting request's id
 }
 
 // launch runs a started turn in the background and returns at once. The
@@ -135,9 +141,12 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 	if in.log == nil {
 		in.log = s.opts.Logger
 	}
-	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{})}
+	t := &Turn{Exchange: ex, Query: query, Forked: in.forked, done: make(chan struct{}), began: time.Now()}
+	if in.resumed {
+		t.spent = time.Duration(ex.TurnActiveMS) * time.Millisecond
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	deadline := time.AfterFunc(s.opts.TurnTimeout, func() { cancel(errTimedOut) })
+	deadline := time.AfterFunc(s.opts.TurnTimeout-t.spent, func() { cancel(errTimedOut) })
 	r := &running{userID: ex.UserID, cancel: cancel, turn: t}
 	s.mu.Lock()
 	s.running[ex.ID] = r
@@ -210,10 +219,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		s.publishEntry(ex, m)
 		return nil
 	}
-	if ex.Scope == models.ScopeGeneral {
-		req.SearchChats = s.searchTool(ex, req.OnEntry)
-	}
-	if in.retry { // resumed, or tried again: the turn's earlier entries
+	if in.retry && in.turnLog != nil { // resumed: the answer read them
+		req.TurnLog = in.turnLog
+	} else if in.retry { // tried again: the turn's earlier entries
 		if req.TurnLog, err = s.store.TurnEntries(db, ex.UserID, ex.ID); err != nil {
 			return s.fail(db, res, err)
 		}
@@ -224,7 +232,10 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	}
 	req.System = composed.Text
 	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
-	req.CallTool, req.Tools = tools.Call, s.tools
+	req.CallTool, req.AdmitTool, req.Tools = tools.Call, tools.Admit, s.tools
+	if ex.Scope == models.ScopeGeneral {
+		req.SearchChats = s.searchTool(ex, req.OnEntry, tools.Admit)
+	}
 	model, err := s.pickModel(db, ex, &req, in.model)
 	if err != nil {
 		if errors.Is(err, errOverBudget) {

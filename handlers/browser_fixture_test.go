@@ -110,6 +110,7 @@ func TestBrowser(t *testing.T) {
 		{"Confirmations", browserConfirmations},
 		{"ToolApproval", browserToolApproval},
 		{"ToolReadEditor", browserToolReadEditor},
+		{"ToolReadEditorConfirm", browserToolReadEditorConfirm},
 		{"Attachments", browserAttachments},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })

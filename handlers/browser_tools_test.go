@@ -81,3 +81,40 @@ func browserToolReadEditor(t *testing.T, root context.Context) {
 		s.fatalf("the editor lost its unsaved text: %q", got)
 	}
 }
+
+// browserToolReadEditorConfirm: read_editor set to "Ask me first" on the
+// account page: the page chat shows the approval card first (nothing is
+// read yet); approved, the editor's script answers the call with the
+// unsaved text and the turn resumes with the review.
+func browserToolReadEditorConfirm(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root)
+	w := s.window("vic")
+	w.register("vic")
+	w.visit("/account")
+	browserEval[bool](w, `(() => { document.querySelector("select[name=read_editor]").value = "confirm"; return true })()`)
+	w.clickToLoad("[data-testid=tool-permissions-save]")
+	w.visit("/account")
+	if got := browserEval[string](w, `document.querySelector("select[name=read_editor]").value`); got != "confirm" {
+		s.fatalf("read_editor's permission is %q after saving", got)
+	}
+	w.visit("/pages")
+	w.typeInto("[data-testid=page-create-title]", "Draft")
+	w.typeInto("[data-testid=page-create-content]", "# Saved heading\n\nold words\n")
+	w.clickToLoad("[data-testid=page-create-submit]")
+	w.waitVisible("[data-testid=page-chat] [data-testid=chat-input]")
+	browserEval[bool](w, `(() => { const e = document.getElementById("page-content");
+		e.value = "# Fresh heading\n\none two three four five"; e.dispatchEvent(new Event("input", {bubbles: true})); return true })()`)
+	w.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
+	w.typeInto("[data-testid=chat-input]", "review my draft\n")
+	const card = "#transcript [data-testid=tool-approval][data-awaiting=approval]"
+	w.waitFor("the approval card", browserCount(card)+" === 1")
+	if n := browserEval[int](w, browserCount(browserAssistantMsg)); n != 0 {
+		s.fatalf("%d replies before the approval", n)
+	}
+	w.click(card + " [data-testid=tool-approve]")
+	w.waitFor("the review", browserHasText(browserAssistantMsg, "7 words"))
+	if reply := w.text(browserAssistantMsg); !strings.Contains(reply, "Fresh heading") {
+		s.fatalf("the review says %q; want the unsaved text's heading", reply)
+	}
+	w.waitFor("no card left", browserCount("#transcript [data-testid=tool-approval]")+" === 0")
+}

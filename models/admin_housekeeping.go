@@ -144,9 +144,10 @@ type RetentionRun struct {
 }
 
 // retentionWhere selects the exchanges a retention run deletes: idle since
-// before the cutoff, not pinned, no turn running. Sub-runs are not judged
+// before the cutoff, not pinned, no turn running or paused (a paused turn
+// waits for its person's answer, however long). Sub-runs are not judged
 // by their own activity: they go with their parent.
-const retentionWhere = "updated_at < ? AND NOT pinned AND turn_status <> 'running' AND parent_id IS NULL"
+const retentionWhere = "updated_at < ? AND NOT pinned AND turn_status <> 'running' AND NOT turn_waiting AND parent_id IS NULL"
 
 // retentionBatch is how many exchanges one transaction deletes, so that a
 // large first run does not hold SQLite's write lock for long.
@@ -305,7 +306,7 @@ func (s *Store) AdminRetentionCandidates(ctx context.Context, cutoff time.Time, 
 	err := s.db.WithContext(ctx).Table("exchanges AS e").
 		Select("e.id, u.username, e.scope, e.title, e.updated_at, e.stored_bytes").
 		Joins("JOIN users u ON u.id = e.user_id").
-		Where("e.updated_at < ? AND NOT e.pinned AND e.turn_status <> 'running' AND e.parent_id IS NULL", cutoff.UTC()).
+		Where("e.updated_at < ? AND NOT e.pinned AND e.turn_status <> 'running' AND NOT e.turn_waiting AND e.parent_id IS NULL", cutoff.UTC()).
 		Order("e.updated_at, e.id").Limit(limit).Scan(&out).Error
 	return out, wrap("admin retention candidates", err)
 }

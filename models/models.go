@@ -127,6 +127,10 @@ type Exchange struct {
 	// TurnWaiting says the log ends with tool calls that wait for a person
 	// or the browser: the turn is paused (TurnStatus idle, no lease).
 	TurnWaiting bool `gorm:"not null"`
+	// TurnActiveMS is how long the turn has run so far, in milliseconds,
+	// kept when it pauses: the turn timeout counts running time only, so
+	// a resumed turn gets what is left of it.
+	TurnActiveMS int64 `gorm:"column:turn_active_ms;not null"`
 	// ProjectID is the project the chat belongs to, if any (a fork starts
 	// in its parent's).
 	ProjectID *int64

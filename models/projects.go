@@ -335,7 +335,7 @@ func (s *Store) PurgeTemporary(ctx context.Context, at time.Time) (int64, error)
 	type owned struct{ ID, UserID int64 }
 	var rows []owned
 	err := s.db.WithContext(ctx).Model(&Exchange{}).Select("id, user_id").
-		Where("temporary AND updated_at < ? AND turn_status <> ?", at.UTC().Add(-TemporaryRetention), TurnRunning).
+		Where("temporary AND updated_at < ? AND turn_status <> ? AND NOT turn_waiting", at.UTC().Add(-TemporaryRetention), TurnRunning).
 		Scan(&rows).Error
 	if err != nil {
 		return 0, wrap("purge temporary chats", err)

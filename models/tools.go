@@ -102,20 +102,29 @@ func ToolCallState(entries []Message) map[string]string {
 	return out
 }
 
-// WaitingCalls are the tool_call entries of turn (the entries after the last
-// user message, in order) whose latest state waits for an answer, in order.
+// WaitingCalls are the calls of turn (the entries after the last user
+// message, in order) whose latest state waits for an answer, in the order
+// they were made, each as its latest tool_call entry (a browser call the
+// person approved waits for the browser now).
 func WaitingCalls(turn []Message) []Message {
 	state := ToolCallState(turn)
-	var out []Message
-	seen := map[string]bool{}
-	for _, m := range turn {
-		if m.Role != RoleToolCall || m.Tool == nil || seen[m.Tool.CallID] {
+	latest := map[string]int{}
+	var order []string
+	for i, m := range turn {
+		if m.Role != RoleToolCall || m.Tool == nil {
 			continue
 		}
-		if st := state[m.Tool.CallID]; st == ToolAwaitingApproval || st == ToolAwaitingClient {
-			seen[m.Tool.CallID] = true
-			out = append(out, m)
+		if st := state[m.Tool.CallID]; st != ToolAwaitingApproval && st != ToolAwaitingClient {
+			continue
 		}
+		if _, ok := latest[m.Tool.CallID]; !ok {
+			order = append(order, m.Tool.CallID)
+		}
+		latest[m.Tool.CallID] = i
+	}
+	out := make([]Message, 0, len(order))
+	for _, id := range order {
+		out = append(out, turn[latest[id]])
 	}
 	return out
 }
@@ -141,9 +150,10 @@ func turnEntries(tx *gorm.DB, exchangeID int64) ([]Message, error) {
 // PauseTurn appends the turn's waiting calls and releases its lease, leaving
 // the exchange paused (idle, TurnWaiting): nothing runs, the turn timeout
 // does not tick, and crash recovery (which looks at running turns) leaves
-// it alone. It fails with ErrLeaseLost, writing nothing, if owner no longer
-// holds the lease.
-func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, entries ...*Message) (*Exchange, error) {
+// it alone. active is how long the turn has run so far (kept for its
+// resumption: TurnActiveMS). It fails with ErrLeaseLost, writing nothing,
+// if owner no longer holds the lease.
+func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, active time.Duration, entries ...*Message) (*Exchange, error) {
 	var ex Exchange
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex = Exchange{}
@@ -152,7 +162,7 @@ func (s *Store) PauseTurn(ctx context.Context, exchangeID int64, owner string, e
 				return err
 			}
 		}
-		updated, err := returningExchange(tx, pauseTurnStmt, &ex, now(), exchangeID, owner)
+		updated, err := returningExchange(tx, pauseTurnStmt, &ex, active.Milliseconds(), now(), exchangeID, owner)
 		if err != nil {
 			return err
 		}
@@ -176,6 +186,10 @@ type ToolAnswers struct {
 	// Entries makes the entries that answer a waiting call (it may refuse
 	// the answer: the whole write is then undone and its error returned).
 	Entries func(call *Message) ([]*Message, error)
+	// Turn, when set and the turn resumes, receives the turn's entries as
+	// the answer leaves them (read under the lock, then the answers): the
+	// resumed turn goes on from them without reading them again.
+	Turn *[]Message
 }
 
 // AnswerTools appends (and returns) the answers to waiting calls of the user's paused
@@ -190,7 +204,7 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 	var written []*Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex, query, written = Exchange{}, nil, nil
-		waiting, err := lockWaiting(tx, a.UserID, a.ExchangeID)
+		turn, waiting, err := lockWaiting(tx, a.UserID, a.ExchangeID)
 		if err != nil {
 			return err
 		}
@@ -216,6 +230,9 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 					return err
 				}
 				written = append(written, m)
+				if m.Role == RoleToolCall && m.Tool != nil && (m.Tool.State == ToolAwaitingApproval || m.Tool.State == ToolAwaitingClient) {
+					byID[id] = m // answered into another wait (a browser call approved: the browser's turn now)
+				}
 			}
 		}
 		at := now()
@@ -234,6 +251,12 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 			return err
 		}
 		query = &q
+		if a.Turn != nil {
+			for _, m := range written {
+				turn = append(turn, *m)
+			}
+			*a.Turn = turn
+		}
 		return nil
 	})
 	if err != nil {
@@ -244,33 +267,33 @@ func (s *Store) AnswerTools(ctx context.Context, a ToolAnswers) (*Exchange, *Mes
 
 // lockWaiting holds the user's paused exchange (its row, on PostgreSQL, till
 // the transaction ends: two answers, or an answer and a Stop, take turns)
-// and reads its waiting calls. Not the user's: ErrNotFound; not paused:
-// ErrNothingWaiting.
-func lockWaiting(tx *gorm.DB, userID, exchangeID int64) ([]Message, error) {
+// and reads its turn's entries and, of them, the waiting calls. Not the
+// user's: ErrNotFound; not paused: ErrNothingWaiting.
+func lockWaiting(tx *gorm.DB, userID, exchangeID int64) (turn, waiting []Message, err error) {
 	res := tx.Model(&Exchange{}).Where("id = ? AND user_id = ? AND turn_waiting AND turn_status <> ?", exchangeID, userID, TurnRunning).
 		UpdateColumn("turn_waiting", true)
 	if res.Error != nil {
-		return nil, res.Error
+		return nil, nil, res.Error
 	}
 	if res.RowsAffected == 0 {
 		var n int64
 		if err := tx.Model(&Exchange{}).Where("id = ? AND user_id = ?", exchangeID, userID).Count(&n).Error; err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n == 0 {
-			return nil, ErrNotFound
+			return nil, nil, ErrNotFound
 		}
-		return nil, ErrNothingWaiting
+		return nil, nil, ErrNothingWaiting
 	}
-	turn, err := turnEntries(tx, exchangeID)
+	turn, err = turnEntries(tx, exchangeID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	waiting := WaitingCalls(turn)
+	waiting = WaitingCalls(turn)
 	if len(waiting) == 0 {
-		return nil, ErrNothingWaiting
+		return nil, nil, ErrNothingWaiting
 	}
-	return waiting, nil
+	return turn, waiting, nil
 }
 
 // CancelWaiting ends the user's paused turn: each waiting call gets a
@@ -281,7 +304,7 @@ func (s *Store) CancelWaiting(ctx context.Context, userID, exchangeID int64, why
 	var written []*Message
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		ex, written = Exchange{}, nil
-		waiting, err := lockWaiting(tx, userID, exchangeID)
+		_, waiting, err := lockWaiting(tx, userID, exchangeID)
 		if err != nil {
 			return err
 		}

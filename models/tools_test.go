@@ -20,7 +20,7 @@ func TestPausedTurnAnsweredOnce(t *testing.T) {
 		ctx := context.Background()
 		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
 		ex, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "remember this: x"})
-		paused, err := s.PauseTurn(ctx, ex.ID, *ex.TurnOwner, waitingCall("c1"))
+		paused, err := s.PauseTurn(ctx, ex.ID, *ex.TurnOwner, 0, waitingCall("c1"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ var (
 	// waiting; resuming takes it again once none waits; unpausing ends the
 	// wait without a turn (a Stop, a new message).
 	pauseTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
-		turn_heartbeat_at = NULL, turn_waiting = true, updated_at = ?
+		turn_heartbeat_at = NULL, turn_waiting = true, turn_active_ms = ?, updated_at = ?
 		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
 	resumeTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnRunning + `', turn_owner = ?,
 		turn_heartbeat_at = ?, turn_waiting = false, turn_attempts = 1, updated_at = ?

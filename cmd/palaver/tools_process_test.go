@@ -118,3 +118,40 @@ func TestApproveThroughAnotherProcess(t *testing.T) {
 		t.Fatalf("a second approval through A: %d", code)
 	}
 }
+
+// TestPausedTurnFollowedOnAnotherProcess: a tab and a stream on B follow a
+// turn that pauses on A: B shows it waiting for approval (the card, the
+// sidebar's mark, the stream's paused state), then, approved through A, the
+// resumed reply and the idle state.
+func TestPausedTurnFollowedOnAnotherProcess(t *testing.T) {
+	ts := startTwo(t)
+	ex := ts.chat(ts.a, 0, "hello").ExchangeID
+	tb := ts.openTab(ts.b, ts.signIn(ts.b))
+	tb.watch(ex, 1)
+	tb.until("the turn state", func() bool { return tb.turn == "idle" })
+	st := ts.openStream(ts.b, ex, 1)
+	st.until("the turn state", func(e sseEvent) bool { return e.kind == "turn" })
+
+	var out pausedAnswer
+	if code := ts.a.api(http.MethodPost, "/api/chat", ts.key, map[string]any{"query": "remember this: tea, no sugar", "exchange_id": ex}, &out); code != http.StatusOK ||
+		!out.AgentResponse.Metadata.Paused || len(out.AgentResponse.Metadata.Pending) != 1 {
+		t.Fatalf("POST /api/chat through A: %d %+v", code, out)
+	}
+	call := out.AgentResponse.Metadata.Pending[0].CallID
+	st.until("the paused state on B's stream", func(e sseEvent) bool { return e.kind == "turn" && e.status == "paused" })
+	tb.until("the card and the paused mark on B's tab", func() bool {
+		raw := tb.raw.String()
+		return strings.Contains(raw, `data-awaiting="approval"`) && strings.Contains(raw, `data-testid="history-paused"`)
+	})
+
+	if reply := approve(t, ts.a, ts.key, ex, call); !strings.Contains(reply, "Noted") {
+		t.Fatalf("A's reply: %q", reply)
+	}
+	st.until("the resumed reply on B's stream", func(e sseEvent) bool {
+		return e.kind == "entry" && strings.Contains(e.entry.Content, "Noted")
+	})
+	st.until("the idle state on B's stream", func(e sseEvent) bool { return e.kind == "turn" && e.status == "idle" })
+	after := ts.messages(ts.b, ex)
+	reply := after[len(after)-1]
+	tb.until("the resumed reply on B's tab", func() bool { return tb.has(reply.ID) && tb.turn == "idle" })
+}
