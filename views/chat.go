@@ -18,6 +18,9 @@ type ChatScreen struct {
 // conversations, then the others by last activity, a batch at a time.
 type Sidebar struct {
 	Projects []ProjectLink // above the day groups (issue 27)
+	// Scope is the project of the open chat, which the search box
+	// searches unless "All chats" is ticked; nil: no project.
+	Scope *SearchScope
 	Pinned   []HistoryItem // every pinned conversation, most recent first
 	History  HistoryList   // the others (archived ones are in neither)
 	// UnreadCount is how many conversations are unread: the tab's title
@@ -334,6 +337,14 @@ type SearchResults struct {
 	More bool
 	// Error says why the query was refused (too long): shown instead of hits.
 	Error string
+	// Scope is the project searched; nil: all chats.
+	Scope *SearchScope
+}
+
+// SearchScope is the project a search is limited to.
+type SearchScope struct {
+	ProjectID int64
+	Name      string
 }
 
 // SearchHit is one message or title that matches.
@@ -359,6 +370,9 @@ type SearchScreen struct {
 	Base
 	Sidebar
 	Results SearchResults
+	// Project is the project the search was made from (its box offers
+	// "All chats"); nil: none.
+	Project *SearchScope
 }
 
 // ArchivedScreen is /chat/archived: the sidebar, and the archived
