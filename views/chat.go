@@ -20,9 +20,9 @@ type Sidebar struct {
 	Projects []ProjectLink // above the day groups (issue 27)
 	// Scope is the project of the open chat, which the search box
 	// searches unless "All chats" is ticked; nil: no project.
-	Scope *SearchScope
-	Pinned   []HistoryItem // every pinned conversation, most recent first
-	History  HistoryList   // the others (archived ones are in neither)
+	Scope   *SearchScope
+	Pinned  []HistoryItem // every pinned conversation, most recent first
+	History HistoryList   // the others (archived ones are in neither)
 	// UnreadCount is how many conversations are unread: the tab's title
 	// shows it (app.js).
 	UnreadCount int
