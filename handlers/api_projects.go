@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/agents"
 	"palaver/models"
 )
 
@@ -68,9 +69,14 @@ type apiProjectPayload struct {
 	AgentType    *string    `json:"agent_type"`
 }
 
-func (p apiProjectPayload) input() models.ProjectInput {
+func (p apiProjectPayload) input() (models.ProjectInput, error) {
+	if p.AgentType != nil {
+		if err := agents.CheckProjectAgent(*p.AgentType); err != nil {
+			return models.ProjectInput{}, err
+		}
+	}
 	return models.ProjectInput{Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID.asParent(),
-		Memory: p.Memory, AgentType: p.AgentType}
+		Memory: p.Memory, AgentType: p.AgentType}, nil
 }
 
 // apiProjects lists the user's projects.
@@ -92,7 +98,11 @@ func (h *Handlers) apiProjectCreate(c *fiber.Ctx) error {
 	if err := apiDecode(c, &p); err != nil {
 		return err
 	}
-	pr, err := h.store.CreateProject(c.UserContext(), currentUser(c).ID, p.input())
+	in, err := p.input()
+	if err != nil {
+		return err
+	}
+	pr, err := h.store.CreateProject(c.UserContext(), currentUser(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -122,7 +132,11 @@ func (h *Handlers) apiProjectUpdate(c *fiber.Ctx) error {
 	if err := apiDecode(c, &p); err != nil {
 		return err
 	}
-	pr, err := h.store.UpdateProject(c.UserContext(), currentUser(c).ID, id, p.input())
+	in, err := p.input()
+	if err != nil {
+		return err
+	}
+	pr, err := h.store.UpdateProject(c.UserContext(), currentUser(c).ID, id, in)
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,20 @@ func (h *Handlers) projectChat(c *fiber.Ctx) error {
 	return redirect(c, paths.Chat(t.Exchange.ID))
 }
 
+// chatTold shows what the agent was told for one of the user's replies:
+// the instructions and memory its turn was given.
+func (h *Handlers) chatTold(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.MessageInstructions(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.Told(views.ToldScreen{Base: h.base(c, "What the agent was told", "chat"), Text: t.Text, Hash: t.Hash}))
+}
+
 // chatMoveForm is the form that moves a chat into a project, or out.
 func (h *Handlers) chatMoveForm(c *fiber.Ctx) error {
 	ex, err := h.chatExchange(c)

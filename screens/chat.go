@@ -381,6 +381,9 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 		e.Feedback = Feedback(v, m)
 		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
 		e.Reasoning, e.ThoughtFor, e.Model = replyNotes(m.AgentResponse)
+		if models.InstructionsHash(m.AgentResponse) != "" {
+			e.Told = paths.MessageInstructions(m.ID)
+		}
 	default:
 		return e, false
 	}

@@ -112,6 +112,18 @@ type ChatMessage struct {
 	ThoughtFor string
 	// Model names the model that wrote a reply ("": unknown).
 	Model string
+	// Told, on a reply whose turn was given instructions or memory, is
+	// where "What the agent was told" shows them ("": nothing beyond the
+	// conversation).
+	Told string
+}
+
+// ToldScreen is what the agent was told for one reply: the person's
+// instructions, the project's and the memory entries, as composed.
+type ToldScreen struct {
+	Base
+	Text string
+	Hash string
 }
 
 // ToolCard is a waiting tool call as its card shows it.
