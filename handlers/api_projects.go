@@ -106,6 +106,7 @@ func (h *Handlers) apiProjectCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(pr.UserID)
 	return c.Status(fiber.StatusCreated).JSON(newAPIProject(pr))
 }
 
@@ -140,6 +141,7 @@ func (h *Handlers) apiProjectUpdate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(pr.UserID)
 	return c.JSON(newAPIProject(pr))
 }
 
@@ -165,6 +167,7 @@ func (h *Handlers) apiProjectDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(currentUser(c).ID)
 	return c.JSON(apiProjectDeleted{Message: projectDeletedMessage(moved, deleted), Moved: moved, Deleted: deleted})
 }
 

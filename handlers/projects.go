@@ -41,6 +41,7 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(p.UserID)
 	return redirect(c, paths.Project(p.ID))
 }
 
@@ -84,6 +85,7 @@ func (h *Handlers) projectDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(currentUser(c).ID)
 	h.sessions.Put(c.UserContext(), sessAccountFlash, projectDeletedMessage(moved, deleted))
 	return redirect(c, paths.Projects)
 }
