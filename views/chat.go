@@ -406,6 +406,10 @@ type ChatSent struct {
 	// Pending, when set, opens the cell where the reply to this user message
 	// appears as it is written (it arrives over /live).
 	Pending *int64
+	// Temporary says the chat is temporary: out of the history list, and
+	// a new one says so above the transcript (with CSRF for its Keep form).
+	Temporary bool
+	CSRF      string
 }
 
 // ChatConfirm is the page that asks before deleting, for browsers without
