@@ -111,6 +111,7 @@ func TestBrowser(t *testing.T) {
 		{"ToolApproval", browserToolApproval},
 		{"ToolReadEditor", browserToolReadEditor},
 		{"Attachments", browserAttachments},
+		{"Projects", browserProjects},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
