@@ -79,4 +79,19 @@ func browserProjects(t *testing.T, root context.Context) {
 	tab.click(`[data-testid=search-all-chats]`)
 	tab.waitFor("the hit outside the project", fmt.Sprintf(`Array.from(document.querySelectorAll("#search-results [data-testid=search-hit]")).some((a) => a.getAttribute("href").split("?")[0] === %s)`,
 		browserQuote(outside)))
+
+	// Drag and drop: the chat outside dragged onto the project in the
+	// sidebar moves into it (the count follows, live).
+	tab.visit(outside)
+	tab.waitFor("the project in the sidebar", browserHasText(`#history [data-testid=project-item] [data-testid=project-count]`, "2"))
+	browserEval[bool](tab, fmt.Sprintf(`(() => {
+		const dt = new DataTransfer();
+		const row = document.querySelector('#history [data-testid=history-item][data-exchange-id="%s"] a');
+		const target = document.querySelector("#history [data-testid=project-item] a");
+		row.dispatchEvent(new DragEvent("dragstart", { bubbles: true, cancelable: true, dataTransfer: dt }));
+		target.dispatchEvent(new DragEvent("dragover", { bubbles: true, cancelable: true, dataTransfer: dt }));
+		target.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: dt }));
+		return true;
+	})()`, strings.TrimPrefix(outside, "/chat/")))
+	tab.waitFor("the dropped chat counted in the project", browserHasText(`#history [data-testid=project-item] [data-testid=project-count]`, "3"))
 }
