@@ -3,6 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -89,7 +90,7 @@ func (m *Memory) Validate() error {
 
 // cleanProject makes a project's text storable and checks the API's limits.
 func (o *Options) cleanProject(p *Project) (int64, error) {
-	p.Name, p.Instructions, p.AgentType = cleanText(p.Name), cleanText(p.Instructions), cleanText(p.AgentType)
+	p.Name, p.Instructions, p.AgentType = strings.TrimSpace(cleanText(p.Name)), cleanText(p.Instructions), cleanText(p.AgentType)
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 	if utf8.RuneCountInString(p.Name) == 0 {
 		return 0, errors.New("project has no name")
@@ -122,7 +123,7 @@ func (o *Options) cleanInstructions(in *Instructions) (int64, error) {
 
 // cleanMemory is cleanProject for a memory entry.
 func (o *Options) cleanMemory(m *Memory) (int64, error) {
-	m.Content = cleanText(m.Content)
+	m.Content = strings.TrimSpace(cleanText(m.Content))
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = m.CreatedAt
