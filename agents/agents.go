@@ -109,6 +109,18 @@ func (e *FailureError) Unwrap() error { return e.Err }
 // AgentTypes lists the agent types a request may name.
 func AgentTypes() []string { return []string{AgentAuto, AgentRouter, AgentPageAssistant} }
 
+// CheckProjectAgent refuses an agent type a project's new chats cannot
+// start with: "" (the default), auto or another agent of general chats
+// (the page assistant answers in a page's chat only).
+func CheckProjectAgent(agentType string) error {
+	switch agentType {
+	case "", AgentAuto, AgentRouter:
+		return nil
+	}
+	return &InputError{Msg: fmt.Sprintf("A project's agent_type is %q, %q or empty (the default); %q is not an agent of general chats",
+		AgentAuto, AgentRouter, agentType)}
+}
+
 // resolve turns a requested agent type into the one that runs: auto is the
 // page assistant in a page's chat, the router elsewhere.
 func resolve(agentType string, page bool) (string, error) {

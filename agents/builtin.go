@@ -205,7 +205,29 @@ func routerReply(req Request) (content, confidence string) {
 	if req.Answer > 1 {
 		reply += fmt.Sprintf("\n\nAnother answer (%d) to this message.", req.Answer)
 	}
+	reply += toldNote(req.System)
 	return reply, confidence
+}
+
+// toldNoteMax bounds how much of the instructions the offline agent quotes.
+const toldNoteMax = 600
+
+// toldNote is how the offline agent shows the instructions in force (the
+// person's, the project's, the memory entries), which a model would follow:
+// quoted, up to toldNoteMax characters; "" when there are none.
+func toldNote(system string) string {
+	system = strings.TrimSpace(system)
+	if system == "" {
+		return ""
+	}
+	if r := []rune(system); len(r) > toldNoteMax {
+		system = string(r[:toldNoteMax]) + "…"
+	}
+	lines := strings.Split(system, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("> "+l, " ")
+	}
+	return "\n\nA model would answer with the instructions in force for this chat in mind:\n\n" + strings.Join(lines, "\n")
 }
 
 // stream sends content to onDelta a word at a time, pausing Delay after each.

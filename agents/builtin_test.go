@@ -261,3 +261,25 @@ func TestBuiltinRegeneratedAnswersDiffer(t *testing.T) {
 		answers = append(answers, res.Reply.Content)
 	}
 }
+
+// TestRouterShowsTheInstructionsInForce: the offline agent quotes the
+// instructions in force (what a model would follow), bounded; none, no note.
+func TestRouterShowsTheInstructionsInForce(t *testing.T) {
+	b := &Builtin{}
+	resp, err := b.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "when to prune",
+		System: "Instructions of the project \"Garden\":\nAlways talk about roses."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resp.Content, "> Always talk about roses.") || !strings.HasPrefix(resp.Content, "I'm the offline agent") {
+		t.Fatalf("reply %q", resp.Content)
+	}
+	plain, _ := b.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "when to prune"}, nil)
+	if strings.Contains(plain.Content, "instructions in force") {
+		t.Fatalf("a reply with no instructions mentions them: %q", plain.Content)
+	}
+	long, _ := b.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "x", System: strings.Repeat("a", 5000)}, nil)
+	if n := strings.Count(long.Content, "a"); n > toldNoteMax+200 {
+		t.Fatalf("the note quotes %d characters", n)
+	}
+}

@@ -24,6 +24,9 @@ const (
 	// EventRead: the user's unread marks changed: ExchangeID's, or (0)
 	// any number of them (issue 28).
 	EventRead
+	// EventProjects: the user's projects changed (one made, renamed,
+	// moved or deleted, issue 27): tabs draw their sidebar again.
+	EventProjects
 )
 
 // Event is something that happened to a user's data that their open tabs

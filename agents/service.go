@@ -234,6 +234,17 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	if err := ValidateQuery(req.Query); err != nil {
 		return nil, err
 	}
+	if req.ExchangeID == 0 && req.ProjectID != nil && (req.AgentType == "" || req.AgentType == AgentAuto) {
+		// A new chat in a project starts with the project's agent, if it
+		// names one (a project of another user: not found, as below).
+		p, err := s.store.Project(ctx, req.UserID, *req.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		if p.AgentType != "" {
+			req.AgentType = p.AgentType
+		}
+	}
 	agentType, err := resolve(req.AgentType, req.PageID != nil)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ import (
 type Counts struct {
 	Pages, Exchanges, Messages int
 	Files                      int
+	Projects, Memories         int
 }
 
 // Export writes everything the user owns to w as a Palaver export (NDJSON):
@@ -74,6 +75,11 @@ func Export(ctx context.Context, store *models.Store, userID int64, w io.Writer,
 	if err != nil {
 		return n, err
 	}
+	// Projects (issue 27) come before the exchanges in them, a parent
+	// before the projects inside it; then the person's instructions.
+	if n.Projects, err = exportProjects(ctx, store, userID, out); err != nil {
+		return n, err
+	}
 	attached, err := store.ExportAttachments(ctx, userID)
 	if err != nil {
 		return n, err
@@ -114,7 +120,72 @@ func Export(ctx context.Context, store *models.Store, userID int64, w io.Writer,
 			progress(n)
 		}
 	}
-	return n, readErr
+	if readErr != nil {
+		return n, readErr
+	}
+	// Memory entries last: the chats they came from are written.
+	n.Memories, err = exportMemories(ctx, store, userID, out)
+	return n, err
+}
+
+// exportProjects writes the user's projects and own instructions.
+func exportProjects(ctx context.Context, store *models.Store, userID int64, out *transfer.Writer) (int, error) {
+	ps, err := store.ExportProjects(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	for i := range ps {
+		p := &ps[i]
+		uid, err := parseUID("project", p.ID, p.UID)
+		if err != nil {
+			return i, err
+		}
+		tp := &transfer.Project{UID: uid, Name: p.Name, Instructions: p.Instructions, Memory: p.Memory,
+			AgentType: p.AgentType, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+		if p.ParentUID != nil && *p.ParentUID != "" {
+			pu, err := parseUID("project", *p.ParentID, *p.ParentUID)
+			if err != nil {
+				return i, err
+			}
+			tp.ParentUID = &pu
+		}
+		if err := out.WriteProject(tp); err != nil {
+			return i, err
+		}
+	}
+	in, err := store.ExportInstructions(ctx, userID)
+	if err != nil || in == nil {
+		return len(ps), err
+	}
+	return len(ps), out.WriteInstructions(&transfer.Instructions{About: in.About, Style: in.Style, Memory: in.Memory,
+		UpdatedAt: in.UpdatedAt.UTC()})
+}
+
+// exportMemories writes the user's memory entries.
+func exportMemories(ctx context.Context, store *models.Store, userID int64, out *transfer.Writer) (int, error) {
+	ms, err := store.ExportMemories(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	for i := range ms {
+		m := &ms[i]
+		uid, err := parseUID("memory", m.ID, m.UID)
+		if err != nil {
+			return i, err
+		}
+		tm := &transfer.Memory{UID: uid, Content: m.Content, Source: m.Source, CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC()}
+		if m.ExchangeUID != nil && *m.ExchangeUID != "" {
+			eu, err := parseUID("exchange", *m.ExchangeID, *m.ExchangeUID)
+			if err != nil {
+				return i, err
+			}
+			tm.ExchangeUID = &eu
+		}
+		if err := out.WriteMemory(tm); err != nil {
+			return i, err
+		}
+	}
+	return len(ms), nil
 }
 
 // exportAhead is how many exchanges the database reader may be ahead of the
@@ -164,6 +235,13 @@ func Exchange(e *models.ExportedExchange) (*transfer.Exchange, error) {
 			return nil, err
 		}
 		out.PageUID = &pu
+	}
+	if e.ProjectUID != nil && *e.ProjectUID != "" {
+		pu, err := parseUID("project", *e.ProjectID, *e.ProjectUID)
+		if err != nil {
+			return nil, err
+		}
+		out.ProjectUID = &pu
 	}
 	if e.ParentUID != nil && *e.ParentUID != "" && e.ForkedAtSeq != nil {
 		fu, err := parseUID("exchange", *e.ForkedFromID, *e.ParentUID)

@@ -224,6 +224,13 @@ func importItem(it transfer.Item) (*models.ImportItem, error) {
 		if item.File, err = importFile(it.File); err != nil {
 			return nil, fileError("%s: %v", it.Where, err)
 		}
+	case it.Project != nil:
+		item.Project = importProject(it.Project)
+	case it.Instructions != nil:
+		in := it.Instructions
+		item.Instructions = &models.AccountInstructions{About: in.About, Style: in.Style, Memory: in.Memory, UpdatedAt: in.UpdatedAt}
+	case it.Memory != nil:
+		item.Memory = importMemory(it.Memory)
 	default:
 		return nil, fileError("%s: neither a page nor an exchange", it.Where)
 	}
@@ -253,6 +260,10 @@ func importExchange(e *transfer.Exchange) (*models.ExportedExchange, error) {
 	if e.PageUID != nil {
 		u := e.PageUID.String()
 		out.PageUID = &u
+	}
+	if e.ProjectUID != nil {
+		u := e.ProjectUID.String()
+		out.ProjectUID = &u
 	}
 	if e.ForkedFrom != nil {
 		u, seq := e.ForkedFrom.ExchangeUID.String(), e.ForkedFrom.Seq
@@ -306,3 +317,23 @@ func importFile(f *transfer.File) (*models.NewFile, error) {
 // decoder's error quotes a number whole, which may be megabytes long, and
 // the reason goes back to the client and into the log.
 func clipped(err error) string { return transfer.Clip(err.Error(), 300) }
+
+func importProject(p *transfer.Project) *models.ExportedProject {
+	out := &models.ExportedProject{Project: models.Project{UID: p.UID.String(), Name: p.Name, Instructions: p.Instructions,
+		Memory: p.Memory, AgentType: p.AgentType, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}}
+	if p.ParentUID != nil {
+		u := p.ParentUID.String()
+		out.ParentUID = &u
+	}
+	return out
+}
+
+func importMemory(m *transfer.Memory) *models.ExportedMemory {
+	out := &models.ExportedMemory{Memory: models.Memory{UID: m.UID.String(), Content: m.Content, Source: m.Source,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}}
+	if m.ExchangeUID != nil {
+		u := m.ExchangeUID.String()
+		out.ExchangeUID = &u
+	}
+	return out
+}

@@ -117,15 +117,94 @@ func testRoundTrip(t *testing.T, s *models.Store) {
 		if err != nil || again.Pages != 0 || again.Exchanges != 0 || again.SkippedExchanges != len(exchanges) || again.SkippedPages != len(pages) {
 			t.Fatalf("seed %d: a second import: %+v, %v", seed, again, err)
 		}
+		moved := addProjects(t, s, ann.ID, exchanges)
 		first, firstFile := exportOf(t, s, ann.ID)
-		if _, err := dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{}); err != nil {
+		var projects, memories, instructions int
+		for _, it := range first {
+			switch {
+			case it.Project != nil:
+				projects++
+			case it.Memory != nil:
+				memories++
+			case it.Instructions != nil:
+				instructions++
+			}
+		}
+		if projects != 2 || memories != 2 || instructions != 1 {
+			t.Fatalf("seed %d: the export holds %d projects, %d memories, %d instructions lines", seed, projects, memories, instructions)
+		}
+		n, err = dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{})
+		if err != nil {
 			t.Fatalf("seed %d: import into another account: %v", seed, err)
+		}
+		if n.Projects != 2 || n.Memories != 2 || !n.Instructions {
+			t.Fatalf("seed %d: imported %+v", seed, n)
 		}
 		second, _ := exportOf(t, s, bob.ID)
 		if err := transfertest.EqualContent(first, second); err != nil {
 			t.Fatalf("seed %d: the round trip changed the content: %v", seed, err)
 		}
+		// The chat kept its project; the instructions and memory are there.
+		bobEx, err := exchangeByUID(t, s, bob.ID, moved)
+		if err != nil || bobEx.ProjectID == nil {
+			t.Fatalf("seed %d: bob's copy of the moved chat: %+v, %v", seed, bobEx, err)
+		}
+		if p, err := s.Project(ctx, bob.ID, *bobEx.ProjectID); err != nil || p.Name != "Inner" || p.ParentID == nil {
+			t.Fatalf("seed %d: bob's chat is in %+v, %v", seed, p, err)
+		}
+		if in, err := s.Instructions(ctx, bob.ID); err != nil || in.About != "I keep bees." || in.Memory {
+			t.Fatalf("seed %d: bob's instructions %+v, %v", seed, in, err)
+		}
+		// Again: everything is there already, and skipped.
+		again, err = dataport.Import(ctx, s, bob.ID, bytes.NewReader(firstFile), transfer.Options{})
+		if err != nil || again.Projects != 0 || again.SkippedProjects != 2 || again.Memories != 0 || again.SkippedMemories != 2 || again.Instructions {
+			t.Fatalf("seed %d: a second import into bob: %+v, %v", seed, again, err)
+		}
 	}
+}
+
+// addProjects gives the user two projects (one inside the other), their
+// own instructions, two memory entries (one from a chat), and moves the
+// first general exchange of the file into the inner project; it returns
+// that exchange's uid.
+func addProjects(t *testing.T, s *models.Store, userID int64, exchanges []*transfer.Exchange) string {
+	t.Helper()
+	ctx := context.Background()
+	outer, inner := "Outer", "Inner"
+	text := "Answer in French."
+	po, err := s.CreateProject(ctx, userID, models.ProjectInput{Name: &outer, Instructions: &text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	pi, err := s.CreateProject(ctx, userID, models.ProjectInput{Name: &inner, ParentID: &po.ID, Memory: &off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetInstructions(ctx, userID, "I keep bees.", "Briefly.", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMemory(ctx, userID, "Likes honey", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exchanges {
+		if e.Scope != transfer.ScopeGeneral || e.ForkedFrom != nil {
+			continue
+		}
+		ex, err := exchangeByUID(t, s, userID, e.UID.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MoveToProject(ctx, userID, ex.ID, &pi.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddMemory(ctx, userID, "Has two hives", &ex.ID); err != nil {
+			t.Fatal(err)
+		}
+		return e.UID.String()
+	}
+	t.Fatal("no general exchange to move")
+	return ""
 }
 
 // TestImportRefusedStoresNothing: a file that fails part-way (a page chat
@@ -458,4 +537,21 @@ func TestImportedFamilyOutlivesItsRoot(t *testing.T) {
 			}
 		}
 	})
+}
+
+// exchangeByUID finds one of the user's exchanges by its uid.
+func exchangeByUID(t *testing.T, s *models.Store, userID int64, uid string) (*models.Exchange, error) {
+	t.Helper()
+	ctx := context.Background()
+	var id int64
+	err := s.ExportExchanges(ctx, userID, func(e *models.ExportedExchange) error {
+		if e.UID == uid {
+			id = e.ID
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Exchange(ctx, userID, id)
 }

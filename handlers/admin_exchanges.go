@@ -103,6 +103,13 @@ func adminExchangeQuery(c *fiber.Ctx) (url.Values, models.AdminExchangeFilter, s
 		}
 		f.Family = id
 	}
+	if v := keep("project"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			problems = append(problems, "The project is named by its number.")
+		}
+		f.Project = id
+	}
 	f.NegativeFeedback = keep("negative") == "1"
 	f.HasErrors = keep("errors") == "1"
 	if f.Title = keep("q"); utf8.RuneCountInString(f.Title) > maxTitleLength {

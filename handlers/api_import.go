@@ -12,11 +12,15 @@ type importedCounts struct {
 	Exchanges int `json:"exchanges"`
 	Messages  int `json:"messages"`
 	Pages     int `json:"pages"`
+	Projects  int `json:"projects"`
+	Memories  int `json:"memories"`
 }
 
 type skippedCounts struct {
 	Exchanges int `json:"exchanges"`
 	Pages     int `json:"pages"`
+	Projects  int `json:"projects"`
+	Memories  int `json:"memories"`
 }
 
 // apiImport reads a Palaver export or a ChatGPT export (the raw body, or a
@@ -30,7 +34,7 @@ func (h *Handlers) apiImport(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(importAnswer{
-		Imported: importedCounts{Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages},
-		Skipped:  skippedCounts{Exchanges: n.SkippedExchanges, Pages: n.SkippedPages},
+		Imported: importedCounts{Exchanges: n.Exchanges, Messages: n.Messages, Pages: n.Pages, Projects: n.Projects, Memories: n.Memories},
+		Skipped:  skippedCounts{Exchanges: n.SkippedExchanges, Pages: n.SkippedPages, Projects: n.SkippedProjects, Memories: n.SkippedMemories},
 	})
 }

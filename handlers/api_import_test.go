@@ -414,7 +414,7 @@ func TestImportRouteBodyLimits(t *testing.T) {
 		t.Fatalf("3 MiB to /api/import: %d %v %s", status, err, body)
 	}
 	status, _, body, err = limitRaw(addr, post("/api/import", true))
-	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":4}`) {
+	if err != nil || status != http.StatusOK || !strings.Contains(body, `"skipped":{"exchanges":0,"pages":4,`) {
 		t.Fatalf("3 MiB chunked to /api/import: %d %v %s", status, err, body)
 	}
 

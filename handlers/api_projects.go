@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/agents"
 	"palaver/models"
 )
 
@@ -68,9 +69,14 @@ type apiProjectPayload struct {
 	AgentType    *string    `json:"agent_type"`
 }
 
-func (p apiProjectPayload) input() models.ProjectInput {
+func (p apiProjectPayload) input() (models.ProjectInput, error) {
+	if p.AgentType != nil {
+		if err := agents.CheckProjectAgent(*p.AgentType); err != nil {
+			return models.ProjectInput{}, err
+		}
+	}
 	return models.ProjectInput{Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID.asParent(),
-		Memory: p.Memory, AgentType: p.AgentType}
+		Memory: p.Memory, AgentType: p.AgentType}, nil
 }
 
 // apiProjects lists the user's projects.
@@ -92,10 +98,15 @@ func (h *Handlers) apiProjectCreate(c *fiber.Ctx) error {
 	if err := apiDecode(c, &p); err != nil {
 		return err
 	}
-	pr, err := h.store.CreateProject(c.UserContext(), currentUser(c).ID, p.input())
+	in, err := p.input()
 	if err != nil {
 		return err
 	}
+	pr, err := h.store.CreateProject(c.UserContext(), currentUser(c).ID, in)
+	if err != nil {
+		return err
+	}
+	h.publishProjects(pr.UserID)
 	return c.Status(fiber.StatusCreated).JSON(newAPIProject(pr))
 }
 
@@ -122,10 +133,15 @@ func (h *Handlers) apiProjectUpdate(c *fiber.Ctx) error {
 	if err := apiDecode(c, &p); err != nil {
 		return err
 	}
-	pr, err := h.store.UpdateProject(c.UserContext(), currentUser(c).ID, id, p.input())
+	in, err := p.input()
 	if err != nil {
 		return err
 	}
+	pr, err := h.store.UpdateProject(c.UserContext(), currentUser(c).ID, id, in)
+	if err != nil {
+		return err
+	}
+	h.publishProjects(pr.UserID)
 	return c.JSON(newAPIProject(pr))
 }
 
@@ -151,6 +167,7 @@ func (h *Handlers) apiProjectDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(currentUser(c).ID)
 	return c.JSON(apiProjectDeleted{Message: projectDeletedMessage(moved, deleted), Moved: moved, Deleted: deleted})
 }
 

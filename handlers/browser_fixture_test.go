@@ -112,6 +112,7 @@ func TestBrowser(t *testing.T) {
 		{"ToolReadEditor", browserToolReadEditor},
 		{"ToolReadEditorConfirm", browserToolReadEditorConfirm},
 		{"Attachments", browserAttachments},
+		{"Projects", browserProjects},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

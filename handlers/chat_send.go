@@ -121,6 +121,8 @@ func (h *Handlers) chatSent(c *fiber.Ctx, res *agents.TurnResult, isNew bool) (v
 		Heading:    screens.Heading(v, res.Exchange),
 		New:        isNew,
 		Item:       item,
+		Temporary:  res.Exchange.Temporary,
+		CSRF:       v.CSRF,
 	}
 	s.Item.Group = ""                         // it goes right under the Today header
 	if res.Reply == nil && res.Query != nil { // still being written: it follows live

@@ -67,6 +67,11 @@ func (h *Handlers) publishRegroup(ex *models.Exchange) {
 	h.hub.Publish(agents.Event{Kind: agents.EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: page, Exchange: ex, Regroup: true})
 }
 
+// publishProjects tells the user's open tabs that their projects changed.
+func (h *Handlers) publishProjects(userID int64) {
+	h.hub.Publish(agents.Event{Kind: agents.EventProjects, UserID: userID})
+}
+
 // publishPage tells the user's open tabs that a page changed.
 func (h *Handlers) publishPage(userID, pageID int64) {
 	h.hub.Publish(agents.Event{Kind: agents.EventPage, UserID: userID, PageID: pageID})

@@ -41,6 +41,7 @@ func (h *Handlers) projectCreate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(p.UserID)
 	return redirect(c, paths.Project(p.ID))
 }
 
@@ -84,6 +85,7 @@ func (h *Handlers) projectDelete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.publishProjects(currentUser(c).ID)
 	h.sessions.Put(c.UserContext(), sessAccountFlash, projectDeletedMessage(moved, deleted))
 	return redirect(c, paths.Projects)
 }
@@ -105,6 +107,20 @@ func (h *Handlers) projectChat(c *fiber.Ctx) error {
 	}
 	h.sessions.Put(c.UserContext(), sessExchange, t.Exchange.ID)
 	return redirect(c, paths.Chat(t.Exchange.ID))
+}
+
+// chatTold shows what the agent was told for one of the user's replies:
+// the instructions and memory its turn was given.
+func (h *Handlers) chatTold(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.MessageInstructions(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.Told(views.ToldScreen{Base: h.base(c, "What the agent was told", "chat"), Text: t.Text, Hash: t.Hash}))
 }
 
 // chatMoveForm is the form that moves a chat into a project, or out.

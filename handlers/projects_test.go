@@ -123,3 +123,42 @@ func TestTemporaryChatWithoutJavaScript(t *testing.T) {
 		t.Error("a kept chat still says it is temporary")
 	}
 }
+
+// TestTemporaryBoxGoesAfterFirstMessage: the htmx answer to a new chat's
+// first message takes the "Temporary chat" box away out of band, as a
+// reload of the chat draws no box; a temporary chat's answer brings its
+// notice (as its page shows one) and no history item.
+func TestTemporaryBoxGoesAfterFirstMessage(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.register("ann")
+	if doc := htmltest.Parse(t, bodyOf(ann.get(paths.ChatHome))); len(htmltest.ByTestID(doc, "temporary-chat")) != 1 {
+		t.Fatal("a new chat offers no temporary box")
+	}
+	for _, temporary := range []bool{false, true} {
+		form := url.Values{"query": {"hello there"}, "exchange_id": {"0"}}
+		if temporary {
+			form.Set("temporary", "1")
+		}
+		res := ann.htmx(http.MethodPost, paths.ChatSend, form)
+		mustStatus(t, res, http.StatusOK)
+		doc := htmltest.Parse(t, bodyOf(res))
+		slot := htmltest.ByID(doc, "composer-temporary")
+		if slot == nil {
+			t.Fatalf("temporary %v: the answer does not replace the temporary box", temporary)
+		}
+		if oob, _ := htmltest.Attr(slot, "hx-swap-oob"); oob != "true" || len(htmltest.ByTestID(slot, "temporary-chat")) != 0 {
+			t.Fatalf("temporary %v: the box is still offered (oob %q)", temporary, oob)
+		}
+		if n := len(htmltest.ByTestID(doc, "temporary-notice")); n != map[bool]int{false: 0, true: 1}[temporary] {
+			t.Errorf("temporary %v: %d notices", temporary, n)
+		}
+		if temporary && len(htmltest.ByTestID(doc, "history-item")) != 0 {
+			t.Error("a temporary chat's answer puts it in the history")
+		}
+	}
+	// A reload of a chat agrees: no box.
+	ex := ann.apiChat("another", 0)
+	if doc := htmltest.Parse(t, bodyOf(ann.get(paths.Chat(*ex.ExchangeID)))); len(htmltest.ByTestID(doc, "temporary-chat")) != 0 {
+		t.Fatal("a chat's page offers the temporary box")
+	}
+}

@@ -140,6 +140,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	chat.Post("/message/:id/edit", h.chatEdit)
 	chat.Get("/message/:id/regenerate", h.chatRegenerateConfirm)
 	chat.Post("/message/:id/regenerate", h.chatRegenerate)
+	chat.Get("/message/:id/instructions", h.chatTold) // what the agent was told (projects.go)
 	chat.Get("/:id", h.chatOpen)
 	chat.Get("/:id/subruns/:sub", h.chatSubRun)
 	chat.Get("/:id/messages", h.chatMessages) // a window of a long transcript (htmx)

@@ -73,6 +73,7 @@ type AdminExchangeFilter struct {
 	HasErrors        bool       // has an error row
 	Title            string     // text in the title (case-insensitive for ASCII on SQLite)
 	Family           int64      // only the family of this exchange: its root and all its forks
+	Project          int64      // only the chats in this project (by number: its name is the owner's)
 	Sort             string     // AdminSort…; "" is by activity
 	After            *AdminCursor
 	Limit            int
@@ -161,6 +162,9 @@ func (s *Store) adminExchangeWhere(tx *gorm.DB, f AdminExchangeFilter) *gorm.DB 
 	}
 	if f.Family != 0 {
 		tx = tx.Where("e.id IN (?)", familyMembers(tx, f.Family))
+	}
+	if f.Project != 0 {
+		tx = tx.Where("e.project_id = ?", f.Project)
 	}
 	if f.Title != "" {
 		like := "LIKE" // case-insensitive for ASCII on SQLite

@@ -30,9 +30,10 @@ type ExportedRevision struct {
 // its whole log in order, error rows in their place.
 type ExportedExchange struct {
 	Exchange
-	PageUID   *string
-	ParentUID *string
-	Messages  []Message `gorm:"-"`
+	PageUID    *string
+	ParentUID  *string
+	ProjectUID *string   // the project it is in (issue 27)
+	Messages   []Message `gorm:"-"`
 	// StoredJSON, when set (by ExportExchanges), holds each message's
 	// agent_response and tool as the database stores them (JSON text, nil
 	// for none), and Messages leaves them unparsed: an export writes them
@@ -127,8 +128,9 @@ func (s *Store) ExportExchange(ctx context.Context, userID, id int64) (*Exported
 // the exchange that spawned them, left out) with the uids of their page and
 // of the exchange they were forked from.
 func exportedExchanges(db *gorm.DB, userID int64) *gorm.DB {
-	return db.Table("exchanges AS e").Select("e.*, p.uid AS page_uid, f.uid AS parent_uid").
+	return db.Table("exchanges AS e").Select("e.*, p.uid AS page_uid, f.uid AS parent_uid, pr.uid AS project_uid").
 		Joins("LEFT JOIN pages p ON p.id = e.page_id").Joins("LEFT JOIN exchanges f ON f.id = e.forked_from_id").
+		Joins("LEFT JOIN projects pr ON pr.id = e.project_id").
 		Where("e.user_id = ? AND e.scope <> ?", userID, ScopeSubRun)
 }
 
@@ -137,8 +139,9 @@ func exportedExchanges(db *gorm.DB, userID int64) *gorm.DB {
 // reflection over every column cost as much as reading the logs).
 func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, error) {
 	rows, err := db.Raw(`SELECT e.id, e.uid, e.scope, e.page_id, e.job_id, e.title, e.agent_type, e.forked_from_id, e.forked_at_seq,
-		e.pinned, e.archived, e.created_at, e.updated_at, p.uid, f.uid FROM exchanges e
+		e.pinned, e.archived, e.created_at, e.updated_at, e.project_id, p.uid, f.uid, pr.uid FROM exchanges e
 		LEFT JOIN pages p ON p.id = e.page_id LEFT JOIN exchanges f ON f.id = e.forked_from_id
+		LEFT JOIN projects pr ON pr.id = e.project_id
 		WHERE e.user_id = ? AND e.scope <> ? AND e.id IN ? ORDER BY e.id`, userID, ScopeSubRun, ids).Rows()
 	if err != nil {
 		return nil, err
@@ -148,7 +151,7 @@ func exportHeaders(db *gorm.DB, userID int64, ids []int64) ([]ExportedExchange, 
 	for rows.Next() {
 		ex := ExportedExchange{Exchange: Exchange{UserID: userID}}
 		if err := rows.Scan(&ex.ID, &ex.UID, &ex.Scope, &ex.PageID, &ex.JobID, &ex.Title, &ex.AgentType, &ex.ForkedFromID, &ex.ForkedAtSeq,
-			&ex.Pinned, &ex.Archived, &ex.CreatedAt, &ex.UpdatedAt, &ex.PageUID, &ex.ParentUID); err != nil {
+			&ex.Pinned, &ex.Archived, &ex.CreatedAt, &ex.UpdatedAt, &ex.ProjectID, &ex.PageUID, &ex.ParentUID, &ex.ProjectUID); err != nil {
 			return nil, err
 		}
 		batch = append(batch, ex)
@@ -267,4 +270,49 @@ func exportChunkRead(q *gorm.DB) ([]exportedMessage, error) {
 // exportLog reads an exchange's whole log, in write order.
 func (s *Store) exportLog(db *gorm.DB, ex *ExportedExchange) error {
 	return wrap("export log", db.Where("exchange_id = ?", ex.ID).Order("id").Find(&ex.Messages).Error)
+}
+
+// ExportedProject is one of a user's projects with its parent's uid.
+type ExportedProject struct {
+	Project
+	ParentUID *string
+}
+
+// ExportProjects lists the user's projects for an export: top level ones
+// first, so that a parent comes before the projects inside it.
+func (s *Store) ExportProjects(ctx context.Context, userID int64) ([]ExportedProject, error) {
+	var out []ExportedProject
+	err := s.db.WithContext(ctx).Table("projects AS p").Select("p.*, pp.uid AS parent_uid").
+		Joins("LEFT JOIN projects pp ON pp.id = p.parent_id").Where("p.user_id = ?", userID).
+		Order("p.parent_id IS NOT NULL, p.id").Scan(&out).Error
+	return out, wrap("export projects", err)
+}
+
+// ExportInstructions is the user's own instructions, nil when they never
+// saved any.
+func (s *Store) ExportInstructions(ctx context.Context, userID int64) (*AccountInstructions, error) {
+	var rows []AccountInstructions
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Limit(1).Find(&rows).Error; err != nil {
+		return nil, wrap("export instructions", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return &rows[0], nil
+}
+
+// ExportedMemory is a memory entry with the uid of the chat it came from.
+type ExportedMemory struct {
+	Memory
+	ExchangeUID *string
+}
+
+// ExportMemories lists the user's memory entries (at most MaxMemories),
+// oldest first.
+func (s *Store) ExportMemories(ctx context.Context, userID int64) ([]ExportedMemory, error) {
+	var out []ExportedMemory
+	err := s.db.WithContext(ctx).Table("memories AS m").Select("m.*, e.uid AS exchange_uid").
+		Joins("LEFT JOIN exchanges e ON e.id = m.exchange_id").Where("m.user_id = ?", userID).
+		Order("m.id").Scan(&out).Error
+	return out, wrap("export memories", err)
 }

@@ -18,7 +18,11 @@ type ImportItem struct {
 	Page     *ExportedPage
 	Exchange *ExportedExchange
 	File     *NewFile // a file (issue 26): its record, bytes and thumbnail
-	Where    string
+	// A project, the account's instructions or a memory entry (issue 27).
+	Project      *ExportedProject
+	Instructions *AccountInstructions
+	Memory       *ExportedMemory
+	Where        string
 }
 
 // ImportCounts says what an import stored, and what it skipped because the
@@ -30,6 +34,12 @@ type ImportCounts struct {
 	// are no fork (a family's root), as a person counts conversations.
 	Conversations, SkippedConversations int
 	Files, SkippedFiles                 int
+	// Projects, memory entries and the account's instructions (issue 27):
+	// a project of the same uid, or of the same name in the same place,
+	// is the account's already; instructions the account has are kept.
+	Projects, SkippedProjects int
+	Memories, SkippedMemories int
+	Instructions              bool
 }
 
 // ErrImport marks an item the store cannot take (a page_uid that names no
@@ -136,6 +146,12 @@ func (s *Store) importItems(ctx context.Context, im *importer, next func() (*Imp
 					err = im.exchange(it.Exchange)
 				case it.File != nil:
 					err = im.file(it.File)
+				case it.Project != nil:
+					err = im.project(it.Project)
+				case it.Instructions != nil:
+					err = im.instructions(it.Instructions)
+				case it.Memory != nil:
+					err = im.memory(it.Memory)
 				}
 				if err != nil {
 					var refused *ImportError
@@ -190,7 +206,8 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 	for _, rows := range []struct {
 		ids   []int64
 		model any
-	}{{im.exchangeIDs, &Exchange{}}, {im.fileIDs, &File{}}, {im.pageIDs, &Page{}}} {
+	}{{im.exchangeIDs, &Exchange{}}, {im.fileIDs, &File{}}, {im.pageIDs, &Page{}}, {im.memoryIDs, &Memory{}},
+		{im.projectIDs, &Project{}}, {im.instructionIDs, &AccountInstructions{}}} {
 		_, exchanges := rows.model.(*Exchange)
 		for start := 0; start < len(rows.ids); start += deletionChunk {
 			chunk := rows.ids[start:min(start+deletionChunk, len(rows.ids))]
@@ -283,6 +300,10 @@ type importer struct {
 	// a rolled-back batch takes back: forget).
 	exchangeIDs, pageIDs []int64
 	fileIDs              []int64
+	projectIDs           []int64
+	memoryIDs            []int64
+	instructionIDs       []int64
+	projectUIDs          map[string]int64 // a project's uid in the file → the account's project
 	marked               importMark
 	// What points at rows by uid, to resolve once every row is in.
 	proposals []pendingProposal // revision id → its proposal's uid
@@ -292,16 +313,19 @@ type importer struct {
 // importMark is where an importer stood before a batch.
 type importMark struct {
 	exchanges, pages, proposals, forks, files int
+	projects, memories, instructions          int
 	n                                         ImportCounts
 }
 
 func (im *importer) mark() {
-	im.marked = importMark{len(im.exchangeIDs), len(im.pageIDs), len(im.proposals), len(im.forks), len(im.fileIDs), *im.n}
+	im.marked = importMark{len(im.exchangeIDs), len(im.pageIDs), len(im.proposals), len(im.forks), len(im.fileIDs),
+		len(im.projectIDs), len(im.memoryIDs), len(im.instructionIDs), *im.n}
 }
 
 func (im *importer) rewind() {
 	m := im.marked
 	im.exchangeIDs, im.pageIDs, im.fileIDs = im.exchangeIDs[:m.exchanges], im.pageIDs[:m.pages], im.fileIDs[:m.files]
+	im.projectIDs, im.memoryIDs, im.instructionIDs = im.projectIDs[:m.projects], im.memoryIDs[:m.memories], im.instructionIDs[:m.instructions]
 	im.proposals, im.forks, *im.n = im.proposals[:m.proposals], im.forks[:m.forks], m.n
 }
 
@@ -375,6 +399,13 @@ func (im *importer) exchange(e *ExportedExchange) error {
 			return err
 		}
 		ex.PageID = &page.ID
+	}
+	if e.ProjectUID != nil && *e.ProjectUID != "" {
+		id, err := im.projectByUID(*e.ProjectUID)
+		if err != nil {
+			return err
+		}
+		ex.ProjectID = &id
 	}
 	if e.JobID != nil {
 		var taken int64

@@ -108,12 +108,7 @@ func (s *Store) MessageInstructions(ctx context.Context, userID, messageID int64
 	if err != nil {
 		return nil, wrap("message instructions", err)
 	}
-	var hash string
-	if m.AgentResponse != nil {
-		if in, ok := m.AgentResponse.Metadata["instructions"].(map[string]any); ok {
-			hash, _ = in["hash"].(string)
-		}
-	}
+	hash := recordedHash(m.AgentResponse)
 	if hash == "" {
 		return nil, fmt.Errorf("message instructions: %w", ErrNotFound)
 	}
@@ -123,6 +118,29 @@ func (s *Store) MessageInstructions(ctx context.Context, userID, messageID int64
 		return &InstructionText{UserID: userID, Hash: hash}, nil
 	}
 	return &t, wrap("message instructions", err)
+}
+
+// recordedHash is the hash of the instructions a reply records ("": none).
+func recordedHash(r *AgentResponse) string {
+	if r == nil {
+		return ""
+	}
+	in, ok := r.Metadata["instructions"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	hash, _ := in["hash"].(string)
+	return hash
+}
+
+// InstructionsHash is the hash of the instructions a reply's turn was
+// given, "" when it records none or they were empty (the agent was told
+// nothing beyond the conversation).
+func InstructionsHash(r *AgentResponse) string {
+	if h := recordedHash(r); h != emptyHash {
+		return h
+	}
+	return ""
 }
 
 // emptyHash is the SHA-256 of no text.

@@ -114,6 +114,10 @@ func MessageEdit(messageID int64) string { return message(messageID) + "/edit" }
 // makes it.
 func MessageRegenerate(messageID int64) string { return message(messageID) + "/regenerate" }
 
+// MessageInstructions shows what the agent was told for a reply: the
+// composed instructions and memory its turn used (its owner only).
+func MessageInstructions(messageID int64) string { return message(messageID) + "/instructions" }
+
 func message(messageID int64) string { return ChatHome + "/message/" + id(messageID) }
 
 // ChatAtSeq is a conversation opened on its message at seq, which the

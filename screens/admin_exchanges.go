@@ -88,6 +88,7 @@ func (s *Screens) AdminFilterForm(ctx context.Context, q url.Values) (views.Admi
 		From:     q.Get("from"),
 		To:       q.Get("to"),
 		Title:    q.Get("q"),
+		Project:  q.Get("project"),
 		Negative: q.Get("negative") == "1",
 		Errors:   q.Get("errors") == "1",
 	}
@@ -140,6 +141,10 @@ func adminExchangeItems(rows []models.AdminExchangeRow, now time.Time) []views.A
 				title = "“" + DisplayTitle(*r.ParentTitle) + "”"
 			}
 			out[i].ForkOf = &views.AdminForkOf{ID: *r.ForkedFromID, Title: title, URL: paths.AdminExchange(*r.ForkedFromID)}
+		}
+		if r.ProjectID != nil {
+			out[i].ProjectID = *r.ProjectID
+			out[i].ProjectURL = paths.WithQuery(paths.AdminExchanges, url.Values{"project": {strconv.FormatInt(*r.ProjectID, 10)}})
 		}
 		if r.ForkedFromID != nil || r.Forks > 0 {
 			out[i].FamilyURL = paths.WithQuery(paths.AdminExchanges, url.Values{"family": {strconv.FormatInt(r.ID, 10)}})

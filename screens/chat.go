@@ -3,6 +3,7 @@ package screens
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -121,8 +122,28 @@ func (s *Screens) Sidebar(ctx context.Context, v Viewer, current int64, cursor *
 		side.Pinned = append(side.Pinned, it)
 	}
 	side.UnreadCount = len(unread)
-	if side.Projects, err = s.ProjectLinks(ctx, v, 0); err != nil {
+	var inProject int64
+	if current != 0 {
+		// The open chat's project: marked in the list, and the search box's scope.
+		ex, err := s.store.Exchange(ctx, v.UserID, current)
+		if err != nil && !errors.Is(err, models.ErrNotFound) {
+			return views.Sidebar{}, err
+		}
+		if err == nil && ex.ProjectID != nil {
+			inProject = *ex.ProjectID
+		}
+	}
+	if side.Projects, err = s.ProjectLinks(ctx, v, inProject); err != nil {
 		return views.Sidebar{}, err
+	}
+	if inProject != 0 {
+		for _, p := range side.Projects {
+			for _, l := range append([]views.ProjectLink{p}, p.Children...) {
+				if l.ID == inProject {
+					side.Scope = &views.SearchScope{ProjectID: l.ID, Name: l.Name}
+				}
+			}
+		}
 	}
 	side.History, err = s.HistoryList(ctx, v, current, cursor, cursor != nil)
 	return side, err
@@ -360,6 +381,9 @@ func (s *Screens) Message(v Viewer, m *models.Message) (views.ChatMessage, bool)
 		e.Feedback = Feedback(v, m)
 		e.Stopped = m.AgentResponse != nil && m.AgentResponse.Metadata["stopped"] == true
 		e.Reasoning, e.ThoughtFor, e.Model = replyNotes(m.AgentResponse)
+		if models.InstructionsHash(m.AgentResponse) != "" {
+			e.Told = paths.MessageInstructions(m.ID)
+		}
 	default:
 		return e, false
 	}

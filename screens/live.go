@@ -153,7 +153,28 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 		}
 	case agents.EventRead:
 		return s.readMarks(u, e)
+	case agents.EventProjects:
+		return s.projects(u)
 	}
+	return nil
+}
+
+// projects draws the tab's sidebar again after the user's projects
+// changed: their group, and the chats a deleted one let go or took with
+// it. The page editor has no sidebar.
+func (s *live) projects(u *views.LiveUpdate) error {
+	if s.pageID != 0 || u.Sidebar != nil {
+		return nil
+	}
+	current := int64(0)
+	if s.feed != nil {
+		current = s.feed.exchangeID
+	}
+	side, err := s.sc.Sidebar(s.ctx, s.v, current, nil)
+	if err != nil {
+		return err
+	}
+	u.Sidebar = &side
 	return nil
 }
 

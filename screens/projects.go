@@ -45,6 +45,15 @@ func projectLinks(ps []models.ProjectSummary, unread map[int64]int64, current in
 	return out
 }
 
+// SearchScope is the user's project as a search's scope.
+func (s *Screens) SearchScope(ctx context.Context, v Viewer, projectID int64) (*views.SearchScope, error) {
+	p, err := s.store.Project(ctx, v.UserID, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return &views.SearchScope{ProjectID: p.ID, Name: p.Name}, nil
+}
+
 // ProjectChats bounds the chats a project's page lists.
 const ProjectChats = 200
 

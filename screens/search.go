@@ -3,6 +3,7 @@ package screens
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"time"
 
 	"palaver/models"
@@ -19,14 +20,15 @@ const SearchBatch = 20
 // hits are left out; the next batch still starts after the last hit the store
 // returned, shown or not.
 //
-// A family's branches show an entry they share once (familyHits).
-func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.SearchQuery) (views.SearchResults, error) {
+// A family's branches show an entry they share once (familyHits). With
+// q.ProjectID set it searches that project's chats (scope names it).
+func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.SearchQuery, scope *views.SearchScope) (views.SearchResults, error) {
 	q.Limit = SearchBatch
 	hits, err := s.store.Search(ctx, v.UserID, q)
 	if err != nil {
 		return views.SearchResults{}, err
 	}
-	r := views.SearchResults{Query: text, More: q.Before != nil}
+	r := views.SearchResults{Query: text, More: q.Before != nil, Scope: scope}
 	shown := hits[:0:0]
 	for _, h := range hits {
 		if h.Link() != "" {
@@ -47,6 +49,9 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 	}
 	if len(hits) == q.Limit {
 		next := url.Values{"q": {text}, "before": {hits[len(hits)-1].Cursor.String()}}
+		if q.ProjectID != nil {
+			next.Set("project_id", strconv.FormatInt(*q.ProjectID, 10))
+		}
 		r.Next = paths.WithQuery(paths.ChatSearch, next)
 	}
 	return r, nil

@@ -1629,3 +1629,60 @@
     if (chips) chips.replaceChildren();
   });
 })();
+
+// Drag a chat of the sidebar onto one of its projects to move it there;
+// the move form (/chat/{id}/project, the row menu's "Move to project")
+// does the same without JavaScript. Every tab's sidebar, this one's too,
+// follows over the live connection.
+(function () {
+  const TYPE = "application/x-palaver-chat";
+
+  function csrf() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"] || "";
+    } catch (_) {
+      return "";
+    }
+  }
+
+  function project(e) {
+    return e.target instanceof Element ? e.target.closest("#history [data-testid=project-item][data-project-id]") : null;
+  }
+
+  function carries(e) {
+    return !!e.dataTransfer && Array.from(e.dataTransfer.types || []).includes(TYPE);
+  }
+
+  document.addEventListener("dragstart", (e) => {
+    const row = e.target instanceof Element && e.target.closest("#history [data-testid=history-item][data-exchange-id]");
+    if (!row || !e.dataTransfer) return;
+    e.dataTransfer.setData(TYPE, row.dataset.exchangeId);
+    e.dataTransfer.effectAllowed = "move";
+  });
+  document.addEventListener("dragover", (e) => {
+    const p = project(e);
+    if (!p || !carries(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "move";
+    p.dataset.dropTarget = "true";
+  });
+  document.addEventListener("dragleave", (e) => {
+    const p = project(e);
+    if (p && !p.contains(e.relatedTarget)) delete p.dataset.dropTarget;
+  });
+  document.addEventListener("drop", (e) => {
+    const p = project(e);
+    if (!p || !carries(e)) return;
+    e.preventDefault();
+    delete p.dataset.dropTarget;
+    const id = e.dataTransfer.getData(TYPE);
+    if (!/^\d+$/.test(id)) return;
+    fetch("/chat/" + id + "/project", {
+      method: "POST",
+      credentials: "same-origin",
+      redirect: "manual",
+      headers: { "X-CSRF-Token": csrf() },
+      body: new URLSearchParams({ project_id: p.dataset.projectId }),
+    });
+  });
+})();

@@ -21,7 +21,12 @@
 // The first line is the header {"format": "palaver-export", "version": 1,
 // "exported_at": …}; each later line is {"type": "exchange", …} or {"type":
 // "page", …} with the fields of Exchange and Page. Unknown fields are
-// ignored, so a later Palaver may add some.
+// ignored, so a later Palaver may add some. Files come before the
+// exchanges that hold them; projects ({"type": "project", …}, a parent
+// before the projects inside it) and the person's instructions ({"type":
+// "instructions", …}, one line at most) before the exchanges, which name
+// their project by project_uid; memory entries ({"type": "memory", …})
+// last. An export written before projects has none of these lines.
 //
 // # ChatGPT's export
 //

@@ -23,7 +23,9 @@ type Reader struct {
 	seen    map[UID]struct{}
 	header  Header
 	done    bool
-	err     error // sticky
+	// instructions: the file's instructions line was read (one at most).
+	instructions bool
+	err          error // sticky
 }
 
 // NewReader reads the header of a Palaver export with the default Options.
@@ -166,6 +168,55 @@ func (r *Reader) parse(line []byte) (Item, error) {
 			return Item{}, err
 		}
 		return Item{Page: &p}, nil
+	case *kind.Type == "project":
+		var p Project
+		if err := json.Unmarshal(line, &p); err != nil {
+			return Item{}, lineJSONError(err, line)
+		}
+		if err := p.Validate(); err != nil {
+			return Item{}, err
+		}
+		size, err := r.o.cleanProject(&p)
+		if err != nil {
+			return Item{}, err
+		}
+		if err := r.spendUnique(size, p.UID); err != nil {
+			return Item{}, err
+		}
+		return Item{Project: &p}, nil
+	case *kind.Type == "instructions":
+		var in Instructions
+		if err := json.Unmarshal(line, &in); err != nil {
+			return Item{}, lineJSONError(err, line)
+		}
+		if r.instructions {
+			return Item{}, errors.New("a second instructions line (an export has one)")
+		}
+		r.instructions = true
+		size, err := r.o.cleanInstructions(&in)
+		if err != nil {
+			return Item{}, err
+		}
+		if err := r.budget.spend(size); err != nil {
+			return Item{}, err
+		}
+		return Item{Instructions: &in}, nil
+	case *kind.Type == "memory":
+		var m Memory
+		if err := json.Unmarshal(line, &m); err != nil {
+			return Item{}, lineJSONError(err, line)
+		}
+		if err := m.Validate(); err != nil {
+			return Item{}, err
+		}
+		size, err := r.o.cleanMemory(&m)
+		if err != nil {
+			return Item{}, err
+		}
+		if err := r.spendUnique(size, m.UID); err != nil {
+			return Item{}, err
+		}
+		return Item{Memory: &m}, nil
 	case *kind.Type == "file":
 		var f File
 		if err := json.Unmarshal(line, &f); err != nil {
@@ -191,6 +242,19 @@ func (r *Reader) parse(line []byte) (Item, error) {
 }
 
 var typeExchange, typePage = "exchange", "page"
+
+// spendUnique counts a line's bytes and records its uid, refusing one
+// seen earlier in the file.
+func (r *Reader) spendUnique(size int64, uid UID) error {
+	if err := r.budget.spend(size); err != nil {
+		return err
+	}
+	if _, dup := r.seen[uid]; dup {
+		return fmt.Errorf("uid %s appears twice in the file", uid)
+	}
+	r.seen[uid] = struct{}{}
+	return nil
+}
 
 // unique records the uids of an item, refusing one seen earlier in the file:
 // the store matches on uids, so a repeated one would silently drop data.

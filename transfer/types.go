@@ -61,11 +61,14 @@ type Header struct {
 // Exchange is one conversation with its whole log, as one export line
 // ({"type": "exchange", …}) or as a ChatGPT conversation becomes it.
 type Exchange struct {
-	UID        UID        `json:"uid"`
-	Title      string     `json:"title"`
-	AgentType  string     `json:"agent_type"`
-	PageUID    *UID       `json:"page_uid,omitempty"` // scope "page": the page it is about
-	JobID      *string    `json:"job_id,omitempty"`   // scope "job"
+	UID       UID     `json:"uid"`
+	Title     string  `json:"title"`
+	AgentType string  `json:"agent_type"`
+	PageUID   *UID    `json:"page_uid,omitempty"` // scope "page": the page it is about
+	JobID     *string `json:"job_id,omitempty"`   // scope "job"
+	// ProjectUID names the project the chat is in (a project line earlier
+	// in the file, or one the importing account has).
+	ProjectUID *UID       `json:"project_uid,omitempty"`
 	Scope      string     `json:"scope"`
 	Pinned     bool       `json:"pinned"`
 	Archived   bool       `json:"archived"`
@@ -150,11 +153,14 @@ type Revision struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
-// Item is what a reader yields: exactly one of Exchange and Page is set.
+// Item is what a reader yields: exactly one of its lines is set.
 type Item struct {
-	Exchange *Exchange
-	Page     *Page
-	File     *File
+	Exchange     *Exchange
+	Page         *Page
+	File         *File
+	Project      *Project
+	Instructions *Instructions
+	Memory       *Memory
 	// Where names the item's place in the file ("line 5", "conversation 3
 	// (\"Trip plan\", id …)"), for an error the store finds later (a
 	// page_uid that names no page) to say where it is.

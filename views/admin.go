@@ -111,6 +111,7 @@ type AdminFilterForm struct {
 	From     string // YYYY-MM-DD
 	To       string
 	Title    string
+	Project  string // a project's number
 	Negative bool
 	Errors   bool
 }
@@ -151,6 +152,10 @@ type AdminExchangeItem struct {
 	// that is a family of one.
 	ForkOf    *AdminForkOf
 	FamilyURL string
+	// ProjectID is the project it is in (0: none), by number only: a
+	// project's name is its owner's data; ProjectURL lists its chats.
+	ProjectID  int64
+	ProjectURL string
 }
 
 // AdminForkOf is the exchange a fork was made from, by its title.

@@ -22,8 +22,11 @@ type ChatScreen struct {
 // conversations, then the others by last activity, a batch at a time.
 type Sidebar struct {
 	Projects []ProjectLink // above the day groups (issue 27)
-	Pinned   []HistoryItem // every pinned conversation, most recent first
-	History  HistoryList   // the others (archived ones are in neither)
+	// Scope is the project of the open chat, which the search box
+	// searches unless "All chats" is ticked; nil: no project.
+	Scope   *SearchScope
+	Pinned  []HistoryItem // every pinned conversation, most recent first
+	History HistoryList   // the others (archived ones are in neither)
 	// UnreadCount is how many conversations are unread: the tab's title
 	// shows it (app.js).
 	UnreadCount int
@@ -113,6 +116,18 @@ type ChatMessage struct {
 	ThoughtFor string
 	// Model names the model that wrote a reply ("": unknown).
 	Model string
+	// Told, on a reply whose turn was given instructions or memory, is
+	// where "What the agent was told" shows them ("": nothing beyond the
+	// conversation).
+	Told string
+}
+
+// ToldScreen is what the agent was told for one reply: the person's
+// instructions, the project's and the memory entries, as composed.
+type ToldScreen struct {
+	Base
+	Text string
+	Hash string
 }
 
 // ToolCard is a waiting tool call as its card shows it.
@@ -358,6 +373,14 @@ type SearchResults struct {
 	More bool
 	// Error says why the query was refused (too long): shown instead of hits.
 	Error string
+	// Scope is the project searched; nil: all chats.
+	Scope *SearchScope
+}
+
+// SearchScope is the project a search is limited to.
+type SearchScope struct {
+	ProjectID int64
+	Name      string
 }
 
 // SearchHit is one message or title that matches.
@@ -383,6 +406,9 @@ type SearchScreen struct {
 	Base
 	Sidebar
 	Results SearchResults
+	// Project is the project the search was made from (its box offers
+	// "All chats"); nil: none.
+	Project *SearchScope
 }
 
 // ArchivedScreen is /chat/archived: the sidebar, and the archived
@@ -404,6 +430,10 @@ type ChatSent struct {
 	// Pending, when set, opens the cell where the reply to this user message
 	// appears as it is written (it arrives over /live).
 	Pending *int64
+	// Temporary says the chat is temporary: out of the history list, and
+	// a new one says so above the transcript (with CSRF for its Keep form).
+	Temporary bool
+	CSRF      string
 }
 
 // ChatConfirm is the page that asks before deleting, for browsers without

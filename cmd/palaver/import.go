@@ -39,5 +39,9 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "imported %d exchanges (%d messages) and %d pages; skipped %d exchanges and %d pages already there\n",
 		n.Exchanges, n.Messages, n.Pages, n.SkippedExchanges, n.SkippedPages)
+	if n.Projects+n.SkippedProjects+n.Memories+n.SkippedMemories > 0 {
+		fmt.Fprintf(stdout, "imported %d projects and %d memory entries; skipped %d projects and %d memory entries already there\n",
+			n.Projects, n.Memories, n.SkippedProjects, n.SkippedMemories)
+	}
 	return nil
 }

@@ -406,7 +406,7 @@ func canonical(items []transfer.Item, content bool) []transfer.Item {
 			out[i] = transfer.Item{Page: &p}
 		case it.Exchange != nil:
 			e := *it.Exchange
-			e.UID, e.PageUID = re(e.UID), reP(e.PageUID)
+			e.UID, e.PageUID, e.ProjectUID = re(e.UID), reP(e.PageUID), reP(e.ProjectUID)
 			e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 			if e.ForkedFrom != nil {
 				f := *e.ForkedFrom
@@ -431,6 +431,20 @@ func canonical(items []transfer.Item, content bool) []transfer.Item {
 			f := *it.File
 			f.UID, f.CreatedAt = re(f.UID), f.CreatedAt.UTC()
 			out[i] = transfer.Item{File: &f}
+		case it.Project != nil:
+			p := *it.Project
+			p.UID, p.ParentUID = re(p.UID), reP(p.ParentUID)
+			p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+			out[i] = transfer.Item{Project: &p}
+		case it.Instructions != nil:
+			in := *it.Instructions
+			in.UpdatedAt = in.UpdatedAt.UTC()
+			out[i] = transfer.Item{Instructions: &in}
+		case it.Memory != nil:
+			m := *it.Memory
+			m.UID, m.ExchangeUID = re(m.UID), reP(m.ExchangeUID)
+			m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+			out[i] = transfer.Item{Memory: &m}
 		}
 	}
 	return out
