@@ -77,6 +77,7 @@ var pathBuilders = map[string]string{
 	"POST /projects/:id/instructions":        paths.ProjectInstructions(1),
 	"POST /projects/:id/delete":              paths.ProjectDelete(1),
 	"POST /projects/:id/chat":                paths.ProjectChat(1),
+	"GET /chat/message/:id/instructions":     paths.MessageInstructions(1),
 }
 
 // Every HTML route with a parameter has its builder in package paths, and
