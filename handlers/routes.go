@@ -235,4 +235,12 @@ func (h *Handlers) routes(app *fiber.App) {
 	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)
 	admin.Get("/shares", h.adminShares)
 	admin.Post("/shares/:id/revoke", h.adminShareRevoke)
+	// Models (issue 29): connections, their models, everyone's usage.
+	admin.Get("/models", h.adminModels)
+	admin.Post("/models/:id", h.adminModelUpdate)
+	admin.Post("/connections", h.adminConnectionCreate)
+	admin.Post("/connections/:id", h.adminConnectionUpdate)
+	admin.Post("/connections/:id/test", h.adminConnectionTest)
+	admin.Post("/connections/:id/delete", h.adminConnectionDelete)
+	admin.Get("/usage", h.adminUsage)
 }

@@ -223,6 +223,7 @@ type ModelPatch struct {
 	InputPrice  *float64
 	OutputPrice *float64
 	Default     *bool
+	ClearPrices bool // a nil price is set to none (the admin page's empty field)
 }
 
 // UpdateLLMModel applies a patch; a new default takes the mark from the
@@ -240,11 +241,11 @@ func (s *Store) UpdateLLMModel(ctx context.Context, id int64, p ModelPatch) (*LL
 		if p.Name != nil {
 			set["name"] = *p.Name
 		}
-		if p.InputPrice != nil {
-			set["input_price"] = *p.InputPrice
+		if p.InputPrice != nil || p.ClearPrices {
+			set["input_price"] = p.InputPrice
 		}
-		if p.OutputPrice != nil {
-			set["output_price"] = *p.OutputPrice
+		if p.OutputPrice != nil || p.ClearPrices {
+			set["output_price"] = p.OutputPrice
 		}
 		if p.Default != nil && *p.Default {
 			if err := tx.Model(&LLMModel{}).Where("is_default AND id <> ?", id).Update("is_default", false).Error; err != nil {
