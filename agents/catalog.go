@@ -163,3 +163,9 @@ func (c *Catalog) ListStored(ctx context.Context, conn models.LLMConnection) ([]
 	}
 	return ListModels(ctx, conn.Kind, conn.BaseURL, key)
 }
+
+// Prefer is the model a turn without a picked model answers with: the
+// first of the preferences still enabled (0: the administrators' default).
+func (c *Catalog) Prefer(ctx context.Context, p models.ModelPreferences) int64 {
+	return p.First(func(id int64) bool { m, _, err := c.pick(ctx, id); return err == nil && m != nil })
+}

@@ -45,6 +45,13 @@ func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Reque
 	if err := s.checkBudget(ctx, ex.UserID); err != nil {
 		return turnModel{}, err
 	}
+	if id == 0 { // none picked: the conversation's, the project's or the person's
+		prefs, err := s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil)
+		if err != nil {
+			return turnModel{}, err
+		}
+		id = c.Prefer(ctx, prefs)
+	}
 	p, row, err := c.Resolve(ctx, id)
 	var in *InputError
 	if errors.As(err, &in) { // disabled since the request was checked: the default answers

@@ -109,6 +109,7 @@ var mxForms = map[string]url.Values{
 	"POST /account/oidc/link":    {"provider": {"corp"}},
 	"POST /chat/:id/share":       {"visibility": {"link"}},
 	"POST /account/tools":        {"remember": {"confirm"}},
+	"POST /account/model":        {"model": {"0"}},
 	"POST /account/memories":     {"content": {"likes tea"}},
 	"POST /account/memories/:id": {"content": {"likes green tea"}},
 	"POST /projects/":            {"name": {"Matrix"}},

@@ -172,6 +172,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/shares/:id/update", h.accountShareUpdate)
 	account.Post("/shares/:id/revoke", h.accountShareRevoke)
 	account.Post("/tools", h.accountTools)               // the tool permissions (issue 25)
+	account.Post("/model", h.accountModel)               // the default model (issue 29)
 	account.Post("/instructions", h.accountInstructions) // About me / How to answer (issue 27)
 	account.Post("/memories", h.accountMemoryAdd)
 	account.Post("/memories/:id", h.accountMemoryEdit)

@@ -370,17 +370,7 @@ func usageOf(m *Message) (Usage, bool) {
 		return Usage{}, false
 	}
 	md := m.AgentResponse.Metadata
-	num := func(k string) float64 {
-		switch v := md[k].(type) {
-		case int:
-			return float64(v)
-		case int64:
-			return float64(v)
-		case float64:
-			return v
-		}
-		return 0
-	}
+	num := func(k string) float64 { return metaNumber(md[k]) }
 	model, _ := md["model"].(string)
 	u := Usage{Model: model, InputTokens: int64(num("prompt_tokens")), OutputTokens: int64(num("completion_tokens")),
 		CachedTokens: int64(num("cached_tokens")), Cost: num("cost")}

@@ -340,6 +340,7 @@ const (
 	AdminModels      = "/admin/models"      // connections and their models
 	AdminConnections = "/admin/connections" // POST: add a connection
 	AdminUsage       = "/admin/usage"       // tokens and cost per person, model and day
+	AccountModel     = "/account/model"     // POST: the person's default model
 )
 
 // AdminConnection edits a connection (name, base URL, key).

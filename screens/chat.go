@@ -41,7 +41,7 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 		Conversation: conv,
 		Sidebar:      side,
 		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx)},
+			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx, v.UserID, id)},
 		TimeTravel: travel,
 	}, nil
 }
@@ -461,8 +461,11 @@ func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
 }
 
 // modelChoices are the enabled models for the composer's picker, by
-// connection. The picker is a convenience: a failed read leaves it out.
-func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
+// connection, the one a message would get marked (the conversation's last,
+// the project's, the person's or the administrators' default: the rule of
+// models.ModelPreferences). The picker is a convenience: a failed read
+// leaves it out.
+func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []views.ModelChoice {
 	conns, err := s.store.Connections(ctx)
 	if err != nil {
 		return nil
@@ -471,14 +474,25 @@ func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
 	if err != nil {
 		return nil
 	}
+	prefs, err := s.store.ModelPreferencesOf(ctx, userID, exchangeID, nil)
+	if err != nil {
+		return nil
+	}
 	names := map[int64]string{}
 	for _, c := range conns {
 		names[c.ID] = c.Name
 	}
+	enabled := map[int64]bool{}
 	var out []views.ModelChoice
 	for _, m := range ms {
 		if m.Enabled {
+			enabled[m.ID] = true
 			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID], Default: m.IsDefault})
+		}
+	}
+	if pick := prefs.First(func(id int64) bool { return enabled[id] }); pick != 0 {
+		for i := range out {
+			out[i].Default = out[i].ID == pick
 		}
 	}
 	return out

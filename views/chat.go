@@ -245,6 +245,10 @@ type Composer struct {
 	Models []ModelChoice
 }
 
+// ModelSearchFrom is how many models the picker lists before it offers a
+// search field.
+const ModelSearchFrom = 8
+
 // ModelChoice is one model of the composer's picker.
 type ModelChoice struct {
 	ID         int64
