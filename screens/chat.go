@@ -36,13 +36,17 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
+	composer := views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
+		TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx, v.UserID, id)}
+	if err := s.composerBudget(ctx, v, &composer); err != nil {
+		return views.ChatScreen{}, err
+	}
 	return views.ChatScreen{
 		Base:         v.base(conv.Heading.Name(), "chat"),
 		Conversation: conv,
 		Sidebar:      side,
-		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx, v.UserID, id)},
-		TimeTravel: travel,
+		Composer:     composer,
+		TimeTravel:   travel,
 	}, nil
 }
 
@@ -496,4 +500,14 @@ func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []
 		}
 	}
 	return out
+}
+
+// composerBudget puts the person's budget warning, if any, in the composer.
+func (s *Screens) composerBudget(ctx context.Context, v Viewer, c *views.Composer) error {
+	st, err := s.store.BudgetStatusOf(ctx, v.UserID, time.Now())
+	if err != nil {
+		return err
+	}
+	c.Budget, c.BudgetSpent = st.Message, st.Spent
+	return nil
 }

@@ -243,6 +243,10 @@ type Composer struct {
 	// Models are the models the person may pick (the picker shows when
 	// there is more than one), by connection.
 	Models []ModelChoice
+	// Budget warns before sending: the person's token budget is nearly
+	// spent, or spent (BudgetSpent: a message would be refused at once).
+	Budget      string
+	BudgetSpent bool
 }
 
 // ModelSearchFrom is how many models the picker lists before it offers a
