@@ -24,6 +24,11 @@ const (
 	// EventRead: the user's unread marks changed: ExchangeID's, or (0)
 	// any number of them (issue 28).
 	EventRead
+	// EventReasoning: a piece of the reasoning (thinking) a model streams
+	// before or while it writes a reply, in Delta; never stored as it
+	// comes (the reply keeps all of it). Shown to this process's tabs and
+	// streams only: a tab of another process sees it with the reply.
+	EventReasoning
 )
 
 // Event is something that happened to a user's data that their open tabs

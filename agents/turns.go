@@ -225,6 +225,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	req.System = composed.Text
 	tools := s.newToolRunner(ex, req.OnEntry, req.TurnLog)
 	req.CallTool, req.Tools = tools.Call, s.tools
+	req.OnReasoning = func(d string) {
+		s.hub.Publish(Event{Kind: EventReasoning, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d})
+	}
 	model, err := s.pickModel(db, ex, &req, in.model)
 	if err != nil {
 		if errors.Is(err, errOverBudget) {
