@@ -97,3 +97,24 @@ func metaNumber(v any) float64 {
 	}
 	return 0
 }
+
+// ExchangeCost is what the replies of the user's exchange cost, from the
+// prices each reply was written at (its metadata's cost, kept with the
+// usage row): the conversation as its log holds it, forks' copies included.
+func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
+	var rows []Message
+	err := s.db.WithContext(ctx).Select("messages.id", "messages.role", "messages.agent_response").
+		Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID).
+		Where("messages.exchange_id = ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeID, RoleAssistant).
+		Find(&rows).Error
+	if err != nil {
+		return 0, wrap("exchange cost", err)
+	}
+	total := 0.0
+	for i := range rows {
+		if r := rows[i].AgentResponse; r != nil {
+			total += metaNumber(r.Metadata["cost"])
+		}
+	}
+	return total, nil
+}

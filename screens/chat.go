@@ -41,6 +41,15 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 	if err := s.composerBudget(ctx, v, &composer); err != nil {
 		return views.ChatScreen{}, err
 	}
+	if id != 0 {
+		cost, err := s.store.ExchangeCost(ctx, v.UserID, id)
+		if err != nil {
+			return views.ChatScreen{}, err
+		}
+		if cost > 0 {
+			composer.Cost = Dollars(cost)
+		}
+	}
 	return views.ChatScreen{
 		Base:         v.base(conv.Heading.Name(), "chat"),
 		Conversation: conv,

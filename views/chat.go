@@ -247,6 +247,9 @@ type Composer struct {
 	// spent, or spent (BudgetSpent: a message would be refused at once).
 	Budget      string
 	BudgetSpent bool
+	// Cost is what the conversation's replies cost ("" when nothing was
+	// priced).
+	Cost string
 }
 
 // ModelSearchFrom is how many models the picker lists before it offers a
