@@ -111,6 +111,7 @@ func TestBrowser(t *testing.T) {
 		{"ToolApproval", browserToolApproval},
 		{"ToolReadEditor", browserToolReadEditor},
 		{"Attachments", browserAttachments},
+		{"ModelPicker", browserModelPicker},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}
