@@ -307,6 +307,9 @@ func (a *Anthropic) messages(req Request, page bool) (string, []aMessage) {
 	if req.SearchChats != nil && !page {
 		sys += " " + searchPrompt
 	}
+	if req.System != "" { // the person's and the project's instructions, the memory
+		sys += "\n\n" + req.System
+	}
 	if strings.TrimSpace(req.Context) != "" {
 		sys += "\n\nContext from the client:\n" + req.Context
 	}

@@ -323,3 +323,15 @@ func TestAnthropicImageBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicSendsInstructions: the instructions in force (the person's,
+// the project's, the memory) go in the system text, as for OpenAI.
+func TestAnthropicSendsInstructions(t *testing.T) {
+	f, a := newFakeAnthropic(t, textAnswer("", "Brief."))
+	if _, err := a.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "hi", System: "Answer in one word."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sys, _ := f.requests[0]["system"].(string); !strings.Contains(sys, "Answer in one word.") {
+		t.Fatalf("system %q", sys)
+	}
+}
