@@ -32,7 +32,10 @@ type Anthropic struct {
 	// ThinkingBudget, when > 0, asks for extended thinking with that many
 	// tokens; the thinking is kept as the reply's reasoning.
 	ThinkingBudget int
-	Client         *http.Client
+	// FileTextChars caps what the model is shown of each attached text
+	// file, in characters; 0 means DefaultFileTextChars.
+	FileTextChars int
+	Client        *http.Client
 	// MaxAttempts bounds the tries of one request (429, 529, 5xx, an
 	// overloaded_error event before any text); 0 means 4.
 	MaxAttempts int
@@ -64,6 +67,15 @@ type aBlock struct {
 	// thinking
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// image
+	Source *aSource `json:"source,omitempty"`
+}
+
+// aSource is an image block's bytes.
+type aSource struct {
+	Type      string `json:"type"` // base64
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 // MarshalJSON writes a tool_use block's input even when empty (the API
@@ -171,7 +183,6 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 	}
 	body.System, body.Messages = a.messages(req, page)
 
-	var text, reasoning strings.Builder
 	var usage aUsage
 	var clock thinkClock
 	outer := req.OnReasoning
@@ -181,6 +192,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 			outer(d)
 		}
 	}
+	rt := &roundsText{onDelta: onDelta, onReasoning: req.OnReasoning}
 	var last *aReply
 	if approved, ok := approvedProposal(req); page && ok { // the person approved it: it is the reply
 		content, meta, err := pageReplyFrom(ctx, req, approved)
@@ -202,22 +214,8 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 	}
 	var proposal []chatToolCall
 	for round := 1; ; round++ {
-		first := true
-		reply, err := a.complete(ctx, body, func(d string) {
-			if first && text.Len() > 0 {
-				d = "\n\n" + d // the rounds' texts are paragraphs of one reply
-			}
-			first = false
-			text.WriteString(d)
-			if onDelta != nil {
-				onDelta(d)
-			}
-		}, func(d string) {
-			reasoning.WriteString(d)
-			if req.OnReasoning != nil {
-				req.OnReasoning(d)
-			}
-		})
+		onText, onThinking := rt.round()
+		reply, err := a.complete(ctx, body, onText, onThinking)
 		if err != nil {
 			return nil, a.failure(err)
 		}
@@ -256,7 +254,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 			body.Tools = nil
 		}
 	}
-	content, meta := text.String(), map[string]any{}
+	content, meta := rt.text.String(), map[string]any{}
 	if page {
 		comp := &completion{Content: content, ToolCalls: proposal}
 		var err error
@@ -276,7 +274,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 	}
 	return &models.AgentResponse{
 		Content: content, AgentType: req.AgentType, Confidence: "medium",
-		Suggestions: []models.Suggestion{}, Metadata: meta, Reasoning: reasoning.String(),
+		Suggestions: []models.Suggestion{}, Metadata: meta, Reasoning: rt.reasoning.String(),
 	}, nil
 }
 
@@ -321,6 +319,9 @@ func (a *Anthropic) messages(req Request, page bool) (string, []aMessage) {
 	if req.SearchChats != nil && !page {
 		sys += " " + searchPrompt
 	}
+	if req.System != "" { // the person's and the project's instructions, the memory
+		sys += "\n\n" + req.System
+	}
 	if strings.TrimSpace(req.Context) != "" {
 		sys += "\n\nContext from the client:\n" + req.Context
 	}
@@ -342,7 +343,15 @@ func (a *Anthropic) messages(req Request, page bool) (string, []aMessage) {
 			add(m.Role, m.Content)
 		}
 	}
-	add("user", req.Query)
+	// The attachments: text files and names with the query, the images
+	// as image blocks before it (as the API's documentation advises).
+	text, images := filesForModel(req.Attachments, a.FileTextChars)
+	add("user", req.Query+text)
+	if blocks := anthropicImages(images); len(blocks) > 0 {
+		last := &msgs[len(msgs)-1]
+		at := len(last.Content) - 1 // the query's block
+		last.Content = append(last.Content[:at], append(blocks, last.Content[at])...)
+	}
 	if len(msgs) == 0 || msgs[0].Role != "user" {
 		msgs = append([]aMessage{{Role: "user", Content: []aBlock{{Type: "text", Text: "(start)"}}}}, msgs...)
 	}

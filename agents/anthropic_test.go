@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -279,5 +280,58 @@ func TestAnthropicConfirmPausesAndResumes(t *testing.T) {
 	raw, _ := json.Marshal(f.requests[1]["messages"])
 	if !strings.Contains(string(raw), `"tool_use_id":"toolu_0"`) {
 		t.Fatalf("resumed request lacks the result: %s", raw)
+	}
+}
+
+// TestAnthropicImageBlocks: attached images go to Anthropic as base64
+// image blocks before the query's text block, which carries the text file
+// (fenced, cut at FileTextChars) and names the others.
+func TestAnthropicImageBlocks(t *testing.T) {
+	f, a := newFakeAnthropic(t, textAnswer("", "A dot."))
+	a.FileTextChars = 10
+	if _, err := a.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "look", Attachments: attachmentsFixture()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(f.requests[0]["messages"])
+	var msgs []struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Type   string `json:"type"`
+			Text   string `json:"text"`
+			Source struct {
+				Type      string `json:"type"`
+				MediaType string `json:"media_type"`
+				Data      string `json:"data"`
+			} `json:"source"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != "user" || len(last.Content) != 2 {
+		t.Fatalf("the user message %s", raw)
+	}
+	img, text := last.Content[0], last.Content[1]
+	if img.Type != "image" || img.Source.Type != "base64" || img.Source.MediaType != "image/png" ||
+		img.Source.Data != base64.StdEncoding.EncodeToString([]byte("\x89PNG!")) {
+		t.Fatalf("image block %+v", img)
+	}
+	for _, want := range []string{"look", "(Attached image: dot.png)", "notes.md:\n```\n# Title\nse\n```", "notes.md was truncated", "a.zip"} {
+		if text.Type != "text" || !strings.Contains(text.Text, want) {
+			t.Errorf("text block %q lacks %q", text.Text, want)
+		}
+	}
+}
+
+// TestAnthropicSendsInstructions: the instructions in force (the person's,
+// the project's, the memory) go in the system text, as for OpenAI.
+func TestAnthropicSendsInstructions(t *testing.T) {
+	f, a := newFakeAnthropic(t, textAnswer("", "Brief."))
+	if _, err := a.Execute(context.Background(), Request{AgentType: AgentRouter, Query: "hi", System: "Answer in one word."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sys, _ := f.requests[0]["system"].(string); !strings.Contains(sys, "Answer in one word.") {
+		t.Fatalf("system %q", sys)
 	}
 }

@@ -63,12 +63,12 @@ type imageURL struct {
 	URL string `json:"url"`
 }
 
-// filesForModel turns the attachments into what an OpenAI-compatible model
-// reads: the text files as fenced blocks headed by their names (each cut at
-// textChars characters, saying so), a PDF by its name alone, the others
-// named with their type and size; and the images as data-URL parts.
-// Images nil: the message stays plain text.
-func filesForModel(files []models.FileWithData, textChars int) (text string, images []contentPart) {
+// filesForModel turns the attachments into what a model reads: the text
+// files as fenced blocks headed by their names (each cut at textChars
+// characters, saying so), a PDF by its name alone, the others named with
+// their type and size; and the images, which each provider sends in its
+// own format (openAIImages, anthropicImages).
+func filesForModel(files []models.FileWithData, textChars int) (text string, images []models.FileWithData) {
 	if textChars <= 0 {
 		textChars = DefaultFileTextChars
 	}
@@ -76,8 +76,7 @@ func filesForModel(files []models.FileWithData, textChars int) (text string, ima
 	for _, f := range files {
 		switch f.Kind {
 		case models.FileImage:
-			images = append(images, contentPart{Type: "image_url", ImageURL: &imageURL{
-				URL: "data:" + baseType(f.ContentType) + ";base64," + base64.StdEncoding.EncodeToString(f.Data)}})
+			images = append(images, f)
 			fmt.Fprintf(&b, "\n\n(Attached image: %s)", f.Name)
 		case models.FileText:
 			body, cut := string(f.Data), ""
@@ -99,4 +98,25 @@ func filesForModel(files []models.FileWithData, textChars int) (text string, ima
 		}
 	}
 	return b.String(), images
+}
+
+// openAIImages are the images as OpenAI's data-URL parts (nil: none, and
+// the message stays plain text).
+func openAIImages(images []models.FileWithData) []contentPart {
+	var out []contentPart
+	for _, f := range images {
+		out = append(out, contentPart{Type: "image_url", ImageURL: &imageURL{
+			URL: "data:" + baseType(f.ContentType) + ";base64," + base64.StdEncoding.EncodeToString(f.Data)}})
+	}
+	return out
+}
+
+// anthropicImages are the images as Anthropic's image blocks (base64).
+func anthropicImages(images []models.FileWithData) []aBlock {
+	var out []aBlock
+	for _, f := range images {
+		out = append(out, aBlock{Type: "image", Source: &aSource{Type: "base64", MediaType: baseType(f.ContentType),
+			Data: base64.StdEncoding.EncodeToString(f.Data)}})
+	}
+	return out
 }

@@ -149,3 +149,23 @@ func (c *Catalog) Resolve(ctx context.Context, id int64) (Provider, *models.LLMM
 
 // SealKey encrypts an API key for a new connection.
 func (c *Catalog) SealKey(key string) (string, error) { return c.box.Seal(key) }
+
+// ListStored asks a stored connection's server for its models with the
+// connection's own key (the administrators' "Test connection"). The
+// builtin connection offers its one model without asking anyone.
+func (c *Catalog) ListStored(ctx context.Context, conn models.LLMConnection) ([]string, error) {
+	if conn.Kind == models.KindBuiltin {
+		return []string{"builtin"}, nil
+	}
+	key, err := c.box.Open(conn.APIKeyEnc)
+	if err != nil {
+		return nil, &InputError{Msg: fmt.Sprintf("The connection %q has a key that cannot be read; enter it again.", conn.Name)}
+	}
+	return ListModels(ctx, conn.Kind, conn.BaseURL, key)
+}
+
+// Prefer is the model a turn without a picked model answers with: the
+// first of the preferences still enabled (0: the administrators' default).
+func (c *Catalog) Prefer(ctx context.Context, p models.ModelPreferences) int64 {
+	return p.First(func(id int64) bool { m, _, err := c.pick(ctx, id); return err == nil && m != nil })
+}

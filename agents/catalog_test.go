@@ -71,7 +71,9 @@ func TestTurnsRunOnThePickedModelAndCountUsage(t *testing.T) {
 	if res.Reply.Content != "From the fake." || md["model"] != "test-model" || md["connection"] != "fake" || md["cost"] != 17*1000.0/1e6 {
 		t.Fatalf("reply %q metadata %v", res.Reply.Content, md)
 	}
-	res, err = svc.Send(ctx, SendRequest{UserID: ann, ExchangeID: res.Exchange.ID, AgentType: AgentRouter, Query: "hello again"})
+	// A new chat without a model gets the default (a message in the same
+	// chat would keep its last model: handlers' TestModelPreferences).
+	res, err = svc.Send(ctx, SendRequest{UserID: ann, AgentType: AgentRouter, Query: "hello again"})
 	if err != nil || res.Failed || !strings.HasPrefix(res.Reply.Content, "Hello!") || res.Reply.AgentResponse.Metadata["model"] != "builtin" {
 		t.Fatalf("default model: %+v %v", res.Reply, err)
 	}

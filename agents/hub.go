@@ -27,6 +27,11 @@ const (
 	// EventProjects: the user's projects changed (one made, renamed,
 	// moved or deleted, issue 27): tabs draw their sidebar again.
 	EventProjects
+	// EventReasoning: a piece of the reasoning (thinking) a model streams
+	// before or while it writes a reply, in Delta; never stored as it
+	// comes (the reply keeps all of it). Shown to this process's tabs and
+	// streams only: a tab of another process sees it with the reply.
+	EventReasoning
 )
 
 // Event is something that happened to a user's data that their open tabs

@@ -45,6 +45,13 @@ func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Reque
 	if err := s.checkBudget(ctx, ex.UserID); err != nil {
 		return turnModel{}, err
 	}
+	if id == 0 { // none picked: the conversation's, the project's or the person's
+		prefs, err := s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil)
+		if err != nil {
+			return turnModel{}, err
+		}
+		id = c.Prefer(ctx, prefs)
+	}
 	p, row, err := c.Resolve(ctx, id)
 	var in *InputError
 	if errors.As(err, &in) { // disabled since the request was checked: the default answers
@@ -61,26 +68,11 @@ func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Reque
 // checkBudget refuses a turn once the person's daily or monthly tokens
 // are spent, naming the budget and when it resets.
 func (s *Service) checkBudget(ctx context.Context, userID int64) error {
-	b, err := s.store.BudgetOf(ctx, userID)
-	if err != nil || b.Daily == 0 && b.Monthly == 0 {
+	st, err := s.store.BudgetStatusOf(ctx, userID, time.Now())
+	if err != nil || !st.Spent {
 		return err
 	}
-	at := time.Now().UTC()
-	today, month, err := s.store.TokensUsed(ctx, userID, at)
-	if err != nil {
-		return err
-	}
-	switch {
-	case b.Daily > 0 && today >= b.Daily:
-		reset := at.Truncate(24 * time.Hour).Add(24 * time.Hour)
-		return &FailureError{Reason: fmt.Sprintf("Your daily token budget (%d tokens) is spent; it resets at %s.",
-			b.Daily, reset.Format("2006-01-02 15:04 UTC")), Err: errOverBudget}
-	case b.Monthly > 0 && month >= b.Monthly:
-		reset := time.Date(at.Year(), at.Month()+1, 1, 0, 0, 0, 0, time.UTC)
-		return &FailureError{Reason: fmt.Sprintf("Your monthly token budget (%d tokens) is spent; it resets on %s.",
-			b.Monthly, reset.Format("2006-01-02")), Err: errOverBudget}
-	}
-	return nil
+	return &FailureError{Reason: st.Message, Err: errOverBudget}
 }
 
 // note names the model in the reply's metadata and prices its tokens at

@@ -239,7 +239,7 @@ func (o *OpenAI) messages(req Request) []chatMessage {
 		msgs = append(msgs, chatMessage{Role: "system", Content: "Context from the client:\n" + req.Context})
 	}
 	text, images := filesForModel(req.Attachments, o.FileTextChars)
-	return append(msgs, chatMessage{Role: "user", Content: req.Query + text, Images: images})
+	return append(msgs, chatMessage{Role: "user", Content: req.Query + text, Images: openAIImages(images)})
 }
 
 // failure says in plain words what went wrong with the endpoint, for the

@@ -50,24 +50,11 @@ func (e *toolError) Unwrap() error { return e.err }
 // summed, and the last round's tool calls (the page assistant's proposals;
 // search calls are answered here).
 func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, onDelta func(string)) (*completion, error) {
-	var text, reasoning strings.Builder
+	rt := &roundsText{onDelta: onDelta, onReasoning: req.OnReasoning}
 	usage := map[string]int{}
 	for round := 1; ; round++ {
-		gap := text.Len() > 0 // the rounds' texts are paragraphs of one reply
-		comp, err := o.complete(ctx, body, func(d string) {
-			if gap {
-				d, gap = "\n\n"+d, false
-			}
-			text.WriteString(d)
-			if onDelta != nil {
-				onDelta(d)
-			}
-		}, func(d string) {
-			reasoning.WriteString(d)
-			if req.OnReasoning != nil {
-				req.OnReasoning(d)
-			}
-		})
+		onText, onThinking := rt.round()
+		comp, err := o.complete(ctx, body, onText, onThinking)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +65,7 @@ func (o *OpenAI) converse(ctx context.Context, req Request, body chatRequest, on
 		calls := comp.ToolCalls
 		// A page's proposal ends the reply: the person reviews it.
 		if req.Page != nil && proposes(calls) || body.Tools == nil || !runsHere(req, calls) {
-			comp.Content, comp.Reasoning = text.String(), reasoning.String()
+			comp.Content, comp.Reasoning = rt.text.String(), rt.reasoning.String()
 			if len(usage) > 0 {
 				comp.Usage = map[string]any{}
 				for k, v := range usage {
@@ -297,4 +284,32 @@ func (o *OpenAI) resumeMessages(ctx context.Context, req Request) ([]chatMessage
 		return nil, nil
 	}
 	return append([]chatMessage{said}, answers...), nil
+}
+
+// roundsText gathers a reply's text and reasoning over the rounds of a
+// tool loop, passing each delta on as it streams: each round's text after
+// the first is a new paragraph of the one reply.
+type roundsText struct {
+	text, reasoning strings.Builder
+	onDelta         func(string)
+	onReasoning     func(string)
+}
+
+// round gives the text and reasoning sinks of the next round.
+func (r *roundsText) round() (onText, onThinking func(string)) {
+	gap := r.text.Len() > 0
+	return func(d string) {
+			if gap {
+				d, gap = "\n\n"+d, false
+			}
+			r.text.WriteString(d)
+			if r.onDelta != nil {
+				r.onDelta(d)
+			}
+		}, func(d string) {
+			r.reasoning.WriteString(d)
+			if r.onReasoning != nil {
+				r.onReasoning(d)
+			}
+		}
 }

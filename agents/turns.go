@@ -236,6 +236,9 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	if ex.Scope == models.ScopeGeneral {
 		req.SearchChats = s.searchTool(ex, req.OnEntry, tools.Admit)
 	}
+	req.OnReasoning = func(d string) {
+		s.hub.Publish(Event{Kind: EventReasoning, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d})
+	}
 	model, err := s.pickModel(db, ex, &req, in.model)
 	if err != nil {
 		if errors.Is(err, errOverBudget) {

@@ -37,7 +37,12 @@ func Markdown(w io.Writer, e *models.ExportedExchange) error {
 			if m.AgentType != nil && *m.AgentType != "" {
 				who += " (" + literal(*m.AgentType) + ")"
 			}
-			fmt.Fprintf(b, "\n**%s** · %s\n\n%s\n", who, stamp(m.CreatedAt), reply(m.Content))
+			fmt.Fprintf(b, "\n**%s** · %s\n", who, stamp(m.CreatedAt))
+			// The reasoning the model streamed, folded away above the reply.
+			if r := m.AgentResponse; r != nil && strings.TrimSpace(r.Reasoning) != "" {
+				fmt.Fprintf(b, "\n<details><summary>Thinking</summary>\n\n%s\n%s\n%s\n\n</details>\n", fence(r.Reasoning), r.Reasoning, fence(r.Reasoning))
+			}
+			fmt.Fprintf(b, "\n%s\n", reply(m.Content))
 			if m.Feedback != nil {
 				rating := "👍 rated helpful"
 				if *m.Feedback == models.FeedbackDown {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -41,6 +42,47 @@ func (h *Handlers) accountUsage(c *fiber.Ctx) (*views.AccountUsage, error) {
 		}
 		return fmt.Sprintf("%d tokens", n)
 	}
+	if out.Models, err = h.defaultModelChoices(c); err != nil {
+		return nil, err
+	}
+	out.CSRF = h.viewer(c).CSRF
 	out.Budget = fmt.Sprintf("Today %d tokens used (budget: %s); this month %d (budget: %s).", today, limit(b.Daily), month, limit(b.Monthly))
 	return out, nil
+}
+
+// defaultModelChoices are the models the person may pick, their own
+// default marked (none when they have not chosen one).
+func (h *Handlers) defaultModelChoices(c *fiber.Ctx) ([]views.ModelChoice, error) {
+	cat := h.agents.Catalog()
+	if cat == nil {
+		return nil, nil
+	}
+	choices, err := cat.Choices(c.UserContext())
+	if err != nil {
+		return nil, err
+	}
+	prefs, err := h.store.ModelPreferencesOf(c.UserContext(), currentUser(c).ID, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.ModelChoice, len(choices))
+	for i, m := range choices {
+		out[i] = views.ModelChoice{ID: m.ID, Name: m.Name, Connection: m.Connection, Default: m.ID == prefs.Person}
+	}
+	return out, nil
+}
+
+// accountModel sets the person's default model (0: the server's).
+func (h *Handlers) accountModel(c *fiber.Ctx) error {
+	id, err := strconv.ParseInt(c.FormValue("model"), 10, 64)
+	if err != nil || id < 0 {
+		return refuse(fiber.StatusUnprocessableEntity, "Choose one of the models offered.")
+	}
+	if err := h.checkModel(c, &id); err != nil {
+		return err
+	}
+	if err := h.store.SetDefaultModel(c.UserContext(), currentUser(c).ID, id); err != nil {
+		return err
+	}
+	return h.accountDone(c, "Default model saved.")
 }

@@ -64,7 +64,7 @@ func adminIDParam(c *fiber.Ctx) (int64, error) {
 }
 
 // adminBackPath matches the admin pages an action may send the browser back to.
-var adminBackPath = regexp.MustCompile(`^/admin(/(users|housekeeping|exchanges|audit))?/?$`)
+var adminBackPath = regexp.MustCompile(`^/admin(/(users|housekeeping|exchanges|audit|models|usage))?/?$`)
 
 // adminBackTo is where a plain admin form goes when done: the admin page it
 // was posted from (the Referer, if it is one, with its query), else fallback.

@@ -22,6 +22,17 @@ func (h *Handlers) apiModels(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// default marks the model a new chat of this person gets: their own
+	// default when they chose one, else the administrators'.
+	prefs, err := h.store.ModelPreferencesOf(c.UserContext(), currentUser(c).ID, 0, nil)
+	if err != nil {
+		return err
+	}
+	if mine := cat.Prefer(c.UserContext(), prefs); mine != 0 {
+		for i := range choices {
+			choices[i].Default = choices[i].ID == mine
+		}
+	}
 	return c.JSON(choices)
 }
 

@@ -2,13 +2,17 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"palaver/handlers"
 )
 
 // openAPIMethods are the keys of an OpenAPI path item that are operations.
@@ -238,5 +242,33 @@ func TestOpenAPIServed(t *testing.T) {
 	req.Header.Set("x-api-key", "not-a-key")
 	if res, err := a.app.Test(req, -1); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("with a wrong key: %v %v", res.StatusCode, err)
+	}
+}
+
+// TestOpenAPIPayloadsMatchHandlers: each request schema lists exactly the
+// fields its handler decodes (a field the handler takes but the document
+// leaves out, such as the chat's model, fails here).
+func TestOpenAPIPayloadsMatchHandlers(t *testing.T) {
+	doc := openAPIDoc(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, payload := range handlers.OpenAPIPayloads {
+		schema, _ := schemas[name].(map[string]any)
+		if schema == nil {
+			t.Errorf("no schema %s", name)
+			continue
+		}
+		props, _ := schema["properties"].(map[string]any)
+		documented := slices.Sorted(maps.Keys(props))
+		var decoded []string
+		rt := reflect.TypeOf(payload)
+		for i := range rt.NumField() {
+			if tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+				decoded = append(decoded, tag)
+			}
+		}
+		slices.Sort(decoded)
+		if !slices.Equal(documented, decoded) {
+			t.Errorf("schema %s documents %v; its handler decodes %v", name, documented, decoded)
+		}
 	}
 }

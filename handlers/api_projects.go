@@ -24,6 +24,7 @@ type apiProject struct {
 	ParentID      *int64    `json:"parent_id"`
 	Memory        bool      `json:"memory"`
 	AgentType     string    `json:"agent_type"`
+	DefaultModel  *int64    `json:"default_model"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
 	ExchangeCount int64     `json:"exchange_count"`
@@ -31,7 +32,7 @@ type apiProject struct {
 
 func newAPIProject(p *models.ProjectSummary) apiProject {
 	return apiProject{ID: p.ID, UID: p.UID, Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID,
-		Memory: p.Memory, AgentType: p.AgentType, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, ExchangeCount: p.ExchangeCount}
+		Memory: p.Memory, AgentType: p.AgentType, DefaultModel: p.DefaultModelID, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, ExchangeCount: p.ExchangeCount}
 }
 
 // optionalID is a JSON field that may be absent, null or an id: Set tells
@@ -49,8 +50,9 @@ func (o *optionalID) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.ID)
 }
 
-// asParent is the id as models.ProjectInput takes a parent: 0 for null.
-func (o optionalID) asParent() *int64 {
+// orZero is the id as models.ProjectInput takes a change: nil when absent,
+// 0 for null.
+func (o optionalID) orZero() *int64 {
 	if !o.Set {
 		return nil
 	}
@@ -67,6 +69,9 @@ type apiProjectPayload struct {
 	ParentID     optionalID `json:"parent_id"`
 	Memory       *bool      `json:"memory"`
 	AgentType    *string    `json:"agent_type"`
+	// DefaultModel is an id of GET /api/models the project's chats answer
+	// with unless one is picked; null clears it.
+	DefaultModel optionalID `json:"default_model"`
 }
 
 func (p apiProjectPayload) input() (models.ProjectInput, error) {
@@ -75,8 +80,21 @@ func (p apiProjectPayload) input() (models.ProjectInput, error) {
 			return models.ProjectInput{}, err
 		}
 	}
-	return models.ProjectInput{Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID.asParent(),
-		Memory: p.Memory, AgentType: p.AgentType}, nil
+	return models.ProjectInput{Name: p.Name, Instructions: p.Instructions, ParentID: p.ParentID.orZero(),
+		Memory: p.Memory, AgentType: p.AgentType, DefaultModel: p.DefaultModel.orZero()}, nil
+}
+
+// checkModel refuses a model that is not one people may pick (400 naming
+// the choices); 0 (none) passes.
+func (h *Handlers) checkModel(c *fiber.Ctx, id *int64) error {
+	if id == nil || *id == 0 {
+		return nil
+	}
+	cat := h.agents.Catalog()
+	if cat == nil {
+		return refuse(fiber.StatusBadRequest, "This server offers no choice of models.")
+	}
+	return cat.Check(c.UserContext(), *id)
 }
 
 // apiProjects lists the user's projects.
@@ -96,6 +114,9 @@ func (h *Handlers) apiProjects(c *fiber.Ctx) error {
 func (h *Handlers) apiProjectCreate(c *fiber.Ctx) error {
 	var p apiProjectPayload
 	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if err := h.checkModel(c, p.DefaultModel.orZero()); err != nil {
 		return err
 	}
 	in, err := p.input()
@@ -131,6 +152,9 @@ func (h *Handlers) apiProjectUpdate(c *fiber.Ctx) error {
 	}
 	var p apiProjectPayload
 	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if err := h.checkModel(c, p.DefaultModel.orZero()); err != nil {
 		return err
 	}
 	in, err := p.input()

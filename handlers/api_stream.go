@@ -199,6 +199,9 @@ func (st *apiStreamer) event(w *bufio.Writer, e agents.Event) error {
 		if text, _ := st.reply.Piece(e, func() string { return "" }); text != "" {
 			return writeSSE(w, "", "delta", apiDelta{Text: text})
 		}
+	case agents.EventReasoning:
+		// The reasoning as it streams; the reply's entry brings all of it.
+		return writeSSE(w, "", "reasoning", apiDelta{Text: e.Delta})
 	case agents.EventTurn:
 		if e.Exchange == nil {
 			return errStreamEnded

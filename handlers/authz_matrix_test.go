@@ -113,11 +113,18 @@ var mxForms = map[string]url.Values{
 	"POST /account/oidc/link":    {"provider": {"corp"}},
 	"POST /chat/:id/share":       {"visibility": {"link"}},
 	"POST /account/tools":        {"remember": {"confirm"}},
+	"POST /account/model":        {"model": {"0"}},
 	"POST /account/memories":     {"content": {"likes tea"}},
 	"POST /account/memories/:id": {"content": {"likes green tea"}},
 	"POST /projects/":            {"name": {"Matrix"}},
 	"POST /projects/:id/chat":    {"query": {"hello"}},
 	"POST /projects/:id/delete":  {"chats": {"delete"}},
+	// Models (issue 29): the connection's server is down, so adding or
+	// testing one is refused (a flash) past every check.
+	"POST /admin/connections":            {"name": {"x"}, "kind": {"openai"}, "base_url": {"http://127.0.0.1:1/v1"}},
+	"POST /admin/connections/:id":        {"name": {"renamed"}, "base_url": {"http://127.0.0.1:1/v1"}},
+	"POST /admin/connections/:id/delete": {"confirmed": {"1"}},
+	"POST /admin/models/:id":             {"name": {"Renamed"}, "enabled": {"1"}, "input_price": {"1.5"}},
 }
 
 // mxJSON are the bodies the JSON API routes need ($kind: the sender's row).

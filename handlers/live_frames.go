@@ -37,6 +37,8 @@ type liveFrameKey struct {
 	replyText  string
 	hasText    bool
 	delta      string
+	reasoning  string
+	thinkStart bool
 	turn       views.TurnControl
 	hasTurn    bool
 	heading    views.ChatHeading
@@ -55,7 +57,7 @@ func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 		len(u.Answered) > 0 { // answered cards: rare, rendered per tab
 		return liveFrameKey{}, false
 	}
-	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, removed: u.Removed, moved: u.Moved}
+	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, reasoning: u.Reasoning, thinkStart: u.ReasoningStart, removed: u.Removed, moved: u.Moved}
 	copy(k.entries[:], u.Entries)
 	if u.OpenReply != nil {
 		k.openReply, k.hasOpen = *u.OpenReply, true

@@ -16,7 +16,7 @@ import "palaver/views"
 func liveEmpty(u *views.LiveUpdate) bool {
 	return len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply &&
 		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone &&
-		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil
+		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil && u.Reasoning == "" && !u.ReasoningStart
 }
 
 // mergeLive returns a followed by b as one update, or false when the two
@@ -79,8 +79,10 @@ func mergeReply(m *views.LiveUpdate, a, b views.LiveUpdate) bool {
 	switch {
 	case b.CloseReply:
 		m.CloseReply, m.OpenReply, m.ReplyText, m.Delta = true, b.OpenReply, b.ReplyText, b.Delta
+		m.Reasoning, m.ReasoningStart = b.Reasoning, b.ReasoningStart
+		return true
 	case b.OpenReply != nil:
-		if a.OpenReply != nil || a.ReplyText != nil || a.Delta != "" {
+		if a.OpenReply != nil || a.ReplyText != nil || a.Delta != "" || a.Reasoning != "" {
 			return false // a cell opened over one a shows: not a sequence a tab is sent
 		}
 		m.OpenReply, m.ReplyText, m.Delta = b.OpenReply, b.ReplyText, b.Delta
@@ -89,5 +91,7 @@ func mergeReply(m *views.LiveUpdate, a, b views.LiveUpdate) bool {
 	default:
 		m.Delta = a.Delta + b.Delta
 	}
+	// The Thinking section's text only grows, apart from the reply's.
+	m.Reasoning, m.ReasoningStart = a.Reasoning+b.Reasoning, a.ReasoningStart || b.ReasoningStart
 	return true
 }

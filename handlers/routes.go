@@ -175,6 +175,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/shares/:id/update", h.accountShareUpdate)
 	account.Post("/shares/:id/revoke", h.accountShareRevoke)
 	account.Post("/tools", h.accountTools)               // the tool permissions (issue 25)
+	account.Post("/model", h.accountModel)               // the default model (issue 29)
 	account.Post("/instructions", h.accountInstructions) // About me / How to answer (issue 27)
 	account.Post("/memories", h.accountMemoryAdd)
 	account.Post("/memories/:id", h.accountMemoryEdit)
@@ -239,4 +240,12 @@ func (h *Handlers) routes(app *fiber.App) {
 	admin.Post("/housekeeping/retention/run", h.adminRetentionRun)
 	admin.Get("/shares", h.adminShares)
 	admin.Post("/shares/:id/revoke", h.adminShareRevoke)
+	// Models (issue 29): connections, their models, everyone's usage.
+	admin.Get("/models", h.adminModels)
+	admin.Post("/models/:id", h.adminModelUpdate)
+	admin.Post("/connections", h.adminConnectionCreate)
+	admin.Post("/connections/:id", h.adminConnectionUpdate)
+	admin.Post("/connections/:id/test", h.adminConnectionTest)
+	admin.Post("/connections/:id/delete", h.adminConnectionDelete)
+	admin.Get("/usage", h.adminUsage)
 }

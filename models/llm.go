@@ -223,6 +223,7 @@ type ModelPatch struct {
 	InputPrice  *float64
 	OutputPrice *float64
 	Default     *bool
+	ClearPrices bool // a nil price is set to none (the admin page's empty field)
 }
 
 // UpdateLLMModel applies a patch; a new default takes the mark from the
@@ -240,11 +241,11 @@ func (s *Store) UpdateLLMModel(ctx context.Context, id int64, p ModelPatch) (*LL
 		if p.Name != nil {
 			set["name"] = *p.Name
 		}
-		if p.InputPrice != nil {
-			set["input_price"] = *p.InputPrice
+		if p.InputPrice != nil || p.ClearPrices {
+			set["input_price"] = p.InputPrice
 		}
-		if p.OutputPrice != nil {
-			set["output_price"] = *p.OutputPrice
+		if p.OutputPrice != nil || p.ClearPrices {
+			set["output_price"] = p.OutputPrice
 		}
 		if p.Default != nil && *p.Default {
 			if err := tx.Model(&LLMModel{}).Where("is_default AND id <> ?", id).Update("is_default", false).Error; err != nil {
@@ -369,17 +370,7 @@ func usageOf(m *Message) (Usage, bool) {
 		return Usage{}, false
 	}
 	md := m.AgentResponse.Metadata
-	num := func(k string) float64 {
-		switch v := md[k].(type) {
-		case int:
-			return float64(v)
-		case int64:
-			return float64(v)
-		case float64:
-			return v
-		}
-		return 0
-	}
+	num := func(k string) float64 { return metaNumber(md[k]) }
 	model, _ := md["model"].(string)
 	u := Usage{Model: model, InputTokens: int64(num("prompt_tokens")), OutputTokens: int64(num("completion_tokens")),
 		CachedTokens: int64(num("cached_tokens")), Cost: num("cost")}
@@ -392,4 +383,46 @@ func usageOf(m *Message) (Usage, bool) {
 // String is the budget as a person reads it.
 func (b Budget) String() string {
 	return fmt.Sprintf("daily %d, monthly %d tokens", b.Daily, b.Monthly)
+}
+
+// BudgetStatus is where a person stands against their budget: Spent
+// refuses their turns; Near warns before it (90% used); Message says it.
+type BudgetStatus struct {
+	Spent, Near bool
+	Message     string
+}
+
+// nearShare is the share of a budget past which the composer warns.
+const nearShare = 0.9
+
+// Status says where tokens used today and this month (UTC, as of at)
+// stand against the budget, naming the budget and when it resets.
+func (b Budget) Status(today, month int64, at time.Time) BudgetStatus {
+	at = at.UTC()
+	dayReset := at.Truncate(24 * time.Hour).Add(24 * time.Hour).Format("2006-01-02 15:04 UTC")
+	monthReset := time.Date(at.Year(), at.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+	switch {
+	case b.Daily > 0 && today >= b.Daily:
+		return BudgetStatus{Spent: true, Message: fmt.Sprintf("Your daily token budget (%d tokens) is spent; it resets at %s.", b.Daily, dayReset)}
+	case b.Monthly > 0 && month >= b.Monthly:
+		return BudgetStatus{Spent: true, Message: fmt.Sprintf("Your monthly token budget (%d tokens) is spent; it resets on %s.", b.Monthly, monthReset)}
+	case b.Daily > 0 && float64(today) >= nearShare*float64(b.Daily):
+		return BudgetStatus{Near: true, Message: fmt.Sprintf("You have used %d of your %d daily tokens; the budget resets at %s.", today, b.Daily, dayReset)}
+	case b.Monthly > 0 && float64(month) >= nearShare*float64(b.Monthly):
+		return BudgetStatus{Near: true, Message: fmt.Sprintf("You have used %d of your %d monthly tokens; the budget resets on %s.", month, b.Monthly, monthReset)}
+	}
+	return BudgetStatus{}
+}
+
+// BudgetStatusOf reads where the user stands against their budget now.
+func (s *Store) BudgetStatusOf(ctx context.Context, userID int64, at time.Time) (BudgetStatus, error) {
+	b, err := s.BudgetOf(ctx, userID)
+	if err != nil || b.Daily == 0 && b.Monthly == 0 {
+		return BudgetStatus{}, err
+	}
+	today, month, err := s.TokensUsed(ctx, userID, at)
+	if err != nil {
+		return BudgetStatus{}, err
+	}
+	return b.Status(today, month, at), nil
 }

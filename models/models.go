@@ -64,6 +64,9 @@ type User struct {
 	CreatedAt    time.Time `gorm:"not null"`
 	Disabled     bool      `gorm:"not null"` // cannot sign in; API keys refused
 	SessionEpoch int64     `gorm:"not null"` // sessions signed in under another epoch are over
+	// DefaultModelID is the model the person picks by default (issue 29);
+	// nil: the administrators' default.
+	DefaultModelID *int64
 }
 
 // APIKey is a hashed key that authenticates JSON API calls as its user.

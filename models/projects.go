@@ -41,12 +41,15 @@ type Project struct {
 	UID          string `gorm:"column:uid;not null"`
 	UserID       int64  `gorm:"not null"`
 	ParentID     *int64
-	Name         string    `gorm:"not null"`
-	Instructions string    `gorm:"not null"`
-	Memory       bool      `gorm:"not null"` // memory entries go into its chats' context
-	AgentType    string    `gorm:"not null"` // the agent a new chat in it starts with; "" the default
-	CreatedAt    time.Time `gorm:"not null"`
-	UpdatedAt    time.Time `gorm:"not null"`
+	Name         string `gorm:"not null"`
+	Instructions string `gorm:"not null"`
+	Memory       bool   `gorm:"not null"` // memory entries go into its chats' context
+	AgentType    string `gorm:"not null"` // the agent a new chat in it starts with; "" the default
+	// DefaultModelID is the model its chats answer with unless one is
+	// picked (it wins over the person's default); nil: none.
+	DefaultModelID *int64
+	CreatedAt      time.Time `gorm:"not null"`
+	UpdatedAt      time.Time `gorm:"not null"`
 }
 
 // BeforeCreate gives a new project its uid.
@@ -99,6 +102,9 @@ type ProjectInput struct {
 	ParentID  *int64
 	Memory    *bool
 	AgentType *string
+	// DefaultModel: nil leaves it; a pointer to 0 clears it. The caller
+	// checks it is a model people may pick.
+	DefaultModel *int64
 }
 
 func (in ProjectInput) check() error {
@@ -189,6 +195,9 @@ func (s *Store) CreateProject(ctx context.Context, userID int64, in ProjectInput
 	if in.AgentType != nil {
 		p.AgentType = *in.AgentType
 	}
+	if in.DefaultModel != nil && *in.DefaultModel != 0 {
+		p.DefaultModelID = in.DefaultModel
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if in.ParentID != nil && *in.ParentID != 0 {
 			if err := checkParent(tx, userID, 0, *in.ParentID); err != nil {
@@ -233,6 +242,9 @@ func (s *Store) UpdateProject(ctx context.Context, userID, id int64, in ProjectI
 	}
 	if in.AgentType != nil {
 		cols["agent_type"] = *in.AgentType
+	}
+	if in.DefaultModel != nil {
+		cols["default_model_id"] = nullID(*in.DefaultModel)
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ? AND user_id = ?", id, userID).Take(&Project{}).Error; err != nil {
@@ -483,3 +495,11 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id int64) error {
 
 // TableName keeps the table's name as the migration spells it.
 func (AccountInstructions) TableName() string { return "account_instructions" }
+
+// nullID is id, or NULL for 0.
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}

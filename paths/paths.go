@@ -348,3 +348,24 @@ func AccountMemory(memoryID int64) string { return AccountMemories + "/" + id(me
 
 // AccountMemoryDelete deletes a memory entry: /account/memories/{id}/delete.
 func AccountMemoryDelete(memoryID int64) string { return AccountMemory(memoryID) + "/delete" }
+
+// Models (issue 29): the administrators' connections and models, and the
+// usage of every person.
+const (
+	AdminModels      = "/admin/models"      // connections and their models
+	AdminConnections = "/admin/connections" // POST: add a connection
+	AdminUsage       = "/admin/usage"       // tokens and cost per person, model and day
+	AccountModel     = "/account/model"     // POST: the person's default model
+)
+
+// AdminConnection edits a connection (name, base URL, key).
+func AdminConnection(connID int64) string { return AdminConnections + "/" + id(connID) }
+
+// AdminConnectionTest lists a connection's models from its server now.
+func AdminConnectionTest(connID int64) string { return AdminConnection(connID) + "/test" }
+
+// AdminConnectionDelete removes a connection and its models.
+func AdminConnectionDelete(connID int64) string { return AdminConnection(connID) + "/delete" }
+
+// AdminModel edits a model: display name, prices, enabled, default.
+func AdminModel(modelID int64) string { return AdminModels + "/" + id(modelID) }

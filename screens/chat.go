@@ -37,13 +37,26 @@ func (s *Screens) ChatWindow(ctx context.Context, v Viewer, id int64, cursor *mo
 	if err != nil {
 		return views.ChatScreen{}, err
 	}
+	composer := views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
+		TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx, v.UserID, id)}
+	if err := s.composerBudget(ctx, v, &composer); err != nil {
+		return views.ChatScreen{}, err
+	}
+	if id != 0 {
+		cost, err := s.store.ExchangeCost(ctx, v.UserID, id)
+		if err != nil {
+			return views.ChatScreen{}, err
+		}
+		if cost > 0 {
+			composer.Cost = Dollars(cost)
+		}
+	}
 	return views.ChatScreen{
 		Base:         v.base(conv.Heading.Name(), "chat"),
 		Conversation: conv,
 		Sidebar:      side,
-		Composer: views.Composer{ExchangeID: id, MaxLength: agents.MaxQueryLength, CSRF: v.CSRF,
-			TurnStatus: conv.TurnStatus, AfterSeq: conv.LastSeq, Models: s.modelChoices(ctx)},
-		TimeTravel: travel,
+		Composer:     composer,
+		TimeTravel:   travel,
 	}, nil
 }
 
@@ -485,8 +498,11 @@ func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
 }
 
 // modelChoices are the enabled models for the composer's picker, by
-// connection. The picker is a convenience: a failed read leaves it out.
-func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
+// connection, the one a message would get marked (the conversation's last,
+// the project's, the person's or the administrators' default: the rule of
+// models.ModelPreferences). The picker is a convenience: a failed read
+// leaves it out.
+func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []views.ModelChoice {
 	conns, err := s.store.Connections(ctx)
 	if err != nil {
 		return nil
@@ -495,15 +511,36 @@ func (s *Screens) modelChoices(ctx context.Context) []views.ModelChoice {
 	if err != nil {
 		return nil
 	}
+	prefs, err := s.store.ModelPreferencesOf(ctx, userID, exchangeID, nil)
+	if err != nil {
+		return nil
+	}
 	names := map[int64]string{}
 	for _, c := range conns {
 		names[c.ID] = c.Name
 	}
+	enabled := map[int64]bool{}
 	var out []views.ModelChoice
 	for _, m := range ms {
 		if m.Enabled {
+			enabled[m.ID] = true
 			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID], Default: m.IsDefault})
 		}
 	}
+	if pick := prefs.First(func(id int64) bool { return enabled[id] }); pick != 0 {
+		for i := range out {
+			out[i].Default = out[i].ID == pick
+		}
+	}
 	return out
+}
+
+// composerBudget puts the person's budget warning, if any, in the composer.
+func (s *Screens) composerBudget(ctx context.Context, v Viewer, c *views.Composer) error {
+	st, err := s.store.BudgetStatusOf(ctx, v.UserID, time.Now())
+	if err != nil {
+		return err
+	}
+	c.Budget, c.BudgetSpent = st.Message, st.Spent
+	return nil
 }

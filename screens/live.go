@@ -31,6 +31,8 @@ type LiveTab struct {
 	// watching, by seq: a new branch of the family sends only what changed.
 	switches map[int64]views.BranchSwitch
 	shown    ReplyView // how much of the reply being written the pending cell holds
+	thinking bool      // the pending cell shows a Thinking section
+
 	// named is the watched general chat's name as the tab shows it: a
 	// header with another (a rename) sends the new one.
 	named views.ChatHeading
@@ -140,6 +142,13 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 	case agents.EventDelta:
 		if watched && e.Delta != "" {
 			s.delta(u, e)
+		}
+	case agents.EventReasoning:
+		if watched && e.Delta != "" {
+			s.openReply(u)
+			u.ReasoningStart = u.ReasoningStart || !s.thinking
+			u.Reasoning += e.Delta
+			s.thinking = true
 		}
 	case agents.EventTurn:
 		if err := s.turn(u, e, watched); err != nil {
@@ -327,7 +336,7 @@ func (s *live) openReply(u *views.LiveUpdate) {
 		return
 	}
 	after := s.feed.last
-	u.OpenReply, s.reply, s.closed = &after, true, false
+	u.OpenReply, s.reply, s.closed, s.thinking = &after, true, false, false
 	s.resync(u)
 }
 
@@ -358,8 +367,8 @@ func (s *LiveTab) closeReply(u *views.LiveUpdate) {
 	if !s.closed {
 		u.CloseReply = true
 	}
-	s.reply, s.closed, s.shown = false, true, ReplyView{}
-	u.OpenReply, u.ReplyText, u.Delta = nil, nil, ""
+	s.reply, s.closed, s.shown, s.thinking = false, true, ReplyView{}, false
+	u.OpenReply, u.ReplyText, u.Delta, u.Reasoning, u.ReasoningStart = nil, nil, "", "", false
 }
 
 // turnState shows the watched exchange's turn: the composer's Stop button,

@@ -115,6 +115,9 @@ func (s *Screens) Panel(ctx context.Context, v Viewer, p *models.Page, st PanelS
 	if !panel.Open {
 		return panel, nil
 	}
+	if err := s.composerBudget(ctx, v, &panel.Composer); err != nil {
+		return panel, err
+	}
 	current := st.Current
 	if current != 0 {
 		ex, err := s.PageExchange(ctx, v.UserID, p, current)

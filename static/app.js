@@ -1686,3 +1686,38 @@
     });
   });
 })();
+
+// ---------------------------------------------------------------------------
+// The model picker's search (issue 29). A long list of models gets a search
+// field above the select (views.ModelPicker renders it hidden): typing hides
+// the options, and the groups, that do not match, and selects the first
+// that does. Without JavaScript the select alone works.
+(function () {
+  function initSearch(root) {
+    root.querySelectorAll("[data-model-search]").forEach((input) => {
+      if (input.dataset.ready) return;
+      input.dataset.ready = "1";
+      input.hidden = false;
+      const select = document.getElementById(input.dataset.modelSearch);
+      if (!select) return;
+      input.addEventListener("input", () => {
+        const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+        let first = null;
+        select.querySelectorAll("optgroup").forEach((g) => {
+          let shown = 0;
+          g.querySelectorAll("option").forEach((o) => {
+            const text = (g.label + " " + o.textContent).toLowerCase();
+            const match = words.every((w) => text.includes(w));
+            o.hidden = !match;
+            o.disabled = !match;
+            if (match) { shown++; if (!first) first = o; }
+          });
+          g.hidden = shown === 0;
+        });
+        if (first && select.selectedOptions[0] && select.selectedOptions[0].hidden) select.value = first.value;
+      });
+    });
+  }
+  initSearch(document);
+  document.addEventListener("htmx:load", (e) => { if (e.detail.elt instanceof Element) initSearch(e.detail.elt); });
+})();

@@ -8,6 +8,11 @@ type AccountUsage struct {
 	Total  string // the month's cost
 	Budget string // the budget the person is held to, in words
 	Max    int64  // the largest row's tokens (the bars' scale)
+	// Models are the models the person may pick, the chosen default
+	// marked (none marked: the administrators' default); the form that
+	// sets it shows when there is a choice.
+	Models []ModelChoice
+	CSRF   string
 }
 
 // AccountUsageRow is one model's month.

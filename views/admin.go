@@ -404,3 +404,69 @@ func adminDemoteConfirm(u AdminUserItem) string {
 
 // AdminSharesSection is the admin list of every share link (issue 28).
 const AdminSharesSection = "shares"
+
+// Sections of the models pages (issue 29).
+const (
+	AdminModelsSection = "models"
+	AdminUsageSection  = "usage"
+)
+
+// AdminModelsScreen is /admin/models: the connections, each with its
+// models, and the form that adds one.
+type AdminModelsScreen struct {
+	AdminChrome
+	Connections []AdminConnectionItem
+}
+
+// AdminConnectionItem is one connection as the administrator manages it.
+// The key is never shown: only whether there is one.
+type AdminConnectionItem struct {
+	ID       int64
+	Name     string
+	Kind     string
+	BaseURL  string
+	HasKey   bool
+	ReadOnly bool // defined by the --llm-* flags
+	Models   []AdminModelItem
+}
+
+// AdminModelItem is one model of a connection.
+type AdminModelItem struct {
+	ID          int64
+	Model       string // the server's id
+	Name        string // the name people see
+	Enabled     bool
+	Default     bool
+	InputPrice  string // per million tokens; "" when unpriced
+	OutputPrice string
+}
+
+// AdminUsageScreen is /admin/usage: a month's tokens and cost per person,
+// per model and per day, then every row.
+type AdminUsageScreen struct {
+	AdminChrome
+	Month      string // YYYY-MM
+	MonthLabel string // "December 2026"
+	Prev, Next string // the months before and after, YYYY-MM
+	Total      string
+	ByUser     []AdminUsageSum
+	ByModel    []AdminUsageSum
+	ByDay      []AdminUsageSum
+	Rows       []AdminUsageRow
+}
+
+// AdminUsageSum is a month's tokens and cost for one person, model or day.
+type AdminUsageSum struct {
+	Label   string
+	In, Out string
+	Replies string
+	Cost    string
+}
+
+// AdminUsageRow is one person's use of one model on one day.
+type AdminUsageRow struct {
+	Day, User, Model string
+	In, Out          string
+	Replies          string
+	Cost             string
+}

@@ -282,7 +282,18 @@ type Composer struct {
 	// Models are the models the person may pick (the picker shows when
 	// there is more than one), by connection.
 	Models []ModelChoice
+	// Budget warns before sending: the person's token budget is nearly
+	// spent, or spent (BudgetSpent: a message would be refused at once).
+	Budget      string
+	BudgetSpent bool
+	// Cost is what the conversation's replies cost ("" when nothing was
+	// priced).
+	Cost string
 }
+
+// ModelSearchFrom is how many models the picker lists before it offers a
+// search field.
+const ModelSearchFrom = 8
 
 // ModelChoice is one model of the composer's picker.
 type ModelChoice struct {

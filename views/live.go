@@ -13,8 +13,12 @@ const (
 const (
 	transcriptID      = "transcript"
 	transcriptPending = "transcript-pending" // holds the pending reply, after the transcript
-	pendingReplyID    = "pending-reply"
-	pendingTextID     = "pending-reply-text"
+	// pendingReasoningID is the pending reply's Thinking section, and
+	// pendingReasoningTextID the text in it.
+	pendingReasoningID     = "pending-reasoning"
+	pendingReasoningTextID = "pending-reasoning-text"
+	pendingReplyID         = "pending-reply"
+	pendingTextID          = "pending-reply-text"
 )
 
 // TurnControl is the composer's view of the turn running on its exchange:
@@ -53,8 +57,12 @@ type LiveUpdate struct {
 	// the pending cell's text (a tab that started watching mid-reply, or
 	// lost pieces); Delta then follows it.
 	ReplyText *string
-	Delta     string       // text appended to the pending reply cell
-	Turn      *TurnControl // the composer's turn state, replaced
+	Delta     string // text appended to the pending reply cell
+	// Reasoning is reasoning appended to the pending cell's Thinking
+	// section; ReasoningStart opens that section first.
+	Reasoning      string
+	ReasoningStart bool
+	Turn           *TurnControl // the composer's turn state, replaced
 	// Heading is the shown conversation's new name (a rename): the title
 	// above it, the browser tab's, the composer's "Continuing".
 	Heading *ChatHeading

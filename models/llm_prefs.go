@@ -1,0 +1,120 @@
+package models
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+)
+
+// ModelPreferences are the models a turn without a picked model answers
+// with, best first (0: none): the model the conversation's last reply
+// used, the project's default, the person's default. The first of them
+// still enabled wins; with none, the administrators' default answers.
+type ModelPreferences struct {
+	Last, Project, Person int64
+}
+
+// Order lists the preferences, best first, leaving out the unset ones.
+func (p ModelPreferences) Order() []int64 {
+	var out []int64
+	for _, id := range []int64{p.Last, p.Project, p.Person} {
+		if id != 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// First is the first preference enabled says may be picked (0: none).
+func (p ModelPreferences) First(enabled func(int64) bool) int64 {
+	for _, id := range p.Order() {
+		if enabled(id) {
+			return id
+		}
+	}
+	return 0
+}
+
+// ModelPreferencesOf reads the preferences of a turn in the user's
+// exchange (0: a new chat, which may start in projectID).
+func (s *Store) ModelPreferencesOf(ctx context.Context, userID, exchangeID int64, projectID *int64) (ModelPreferences, error) {
+	var p ModelPreferences
+	db := s.db.WithContext(ctx)
+	if exchangeID != 0 {
+		var ex Exchange
+		if err := db.Select("id", "project_id").Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
+			return p, wrap("model preferences", err)
+		}
+		projectID = ex.ProjectID
+		var last Message
+		err := db.Select("id", "role", "agent_response").Where("exchange_id = ? AND role = ? AND seq IS NOT NULL", exchangeID, RoleAssistant).
+			Order("seq DESC").Limit(1).Take(&last).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return p, wrap("model preferences", err)
+		}
+		if last.AgentResponse != nil {
+			p.Last = int64(metaNumber(last.AgentResponse.Metadata["model_id"]))
+		}
+	}
+	if projectID != nil {
+		var pr Project
+		err := db.Select("id", "default_model_id").Where("id = ? AND user_id = ?", *projectID, userID).Take(&pr).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return p, wrap("model preferences", err)
+		}
+		if pr.DefaultModelID != nil {
+			p.Project = *pr.DefaultModelID
+		}
+	}
+	var u User
+	if err := db.Select("id", "default_model_id").Take(&u, userID).Error; err != nil {
+		return p, wrap("model preferences", err)
+	}
+	if u.DefaultModelID != nil {
+		p.Person = *u.DefaultModelID
+	}
+	return p, nil
+}
+
+// SetDefaultModel sets the model the person picks by default (0: the
+// administrators' default). The caller checks it may be picked.
+func (s *Store) SetDefaultModel(ctx context.Context, userID, modelID int64) error {
+	err := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", userID).Update("default_model_id", nullID(modelID)).Error
+	return wrap("set default model", err)
+}
+
+// metaNumber reads a number of a reply's metadata, as stored (JSON: a
+// float) or as set in this process.
+func metaNumber(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
+}
+
+// ExchangeCost is what the replies of the user's exchange cost, from the
+// prices each reply was written at (its metadata's cost, kept with the
+// usage row): the conversation as its log holds it, forks' copies included.
+func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
+	var rows []Message
+	err := s.db.WithContext(ctx).Select("messages.id", "messages.role", "messages.agent_response").
+		Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID).
+		Where("messages.exchange_id = ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeID, RoleAssistant).
+		Find(&rows).Error
+	if err != nil {
+		return 0, wrap("exchange cost", err)
+	}
+	total := 0.0
+	for i := range rows {
+		if r := rows[i].AgentResponse; r != nil {
+			total += metaNumber(r.Metadata["cost"])
+		}
+	}
+	return total, nil
+}
