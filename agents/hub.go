@@ -223,6 +223,15 @@ func (h *Hub) setShows(s *Subscription, exchangeID int64) {
 	}
 }
 
+// Subscribed says whether the user has a subscription here (a tab, a
+// stream): an event's extras read for the tabs (Event.Unread) need not be
+// read without one.
+func (h *Hub) Subscribed(userID int64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.subs[userID]) > 0
+}
+
 // Watching says whether a tab of the user here shows the exchange.
 func (h *Hub) Watching(userID, exchangeID int64) bool {
 	h.mu.RLock()

@@ -49,3 +49,24 @@ func TestHubNeverBlocksAndMarksLaggards(t *testing.T) {
 		t.Fatal("Lagged did not clear")
 	}
 }
+
+// TestHubSubscribed: a user is subscribed here while one of their
+// subscriptions is open, and only then.
+func TestHubSubscribed(t *testing.T) {
+	h := NewHub()
+	if h.Subscribed(1) {
+		t.Fatal("subscribed before any subscription")
+	}
+	a, b := h.Subscribe(1), h.Subscribe(1)
+	if !h.Subscribed(1) || h.Subscribed(2) {
+		t.Fatalf("Subscribed(1) = %v, Subscribed(2) = %v; want true, false", h.Subscribed(1), h.Subscribed(2))
+	}
+	a.Close()
+	if !h.Subscribed(1) {
+		t.Fatal("not subscribed with one subscription still open")
+	}
+	b.Close()
+	if h.Subscribed(1) {
+		t.Fatal("subscribed after every subscription closed")
+	}
+}

@@ -475,8 +475,10 @@ func (s *Service) publishEntry(ex *models.Exchange, m *models.Message) {
 // publishTurn tells the user's tabs the exchange's header changed.
 func (s *Service) publishTurn(ex *models.Exchange) {
 	e := Event{Kind: EventTurn, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Exchange: ex}
-	if ex.Scope == models.ScopeGeneral {
-		// Once here, not once per tab (the sidebar's marks and count).
+	if ex.Scope == models.ScopeGeneral && s.hub.Subscribed(ex.UserID) {
+		// Once here, not once per tab (the sidebar's marks and count);
+		// not at all when no tab of the user is here to draw them (a tab
+		// that comes meanwhile reads them itself: Unread nil).
 		if unread, err := s.store.Unread(context.Background(), ex.UserID); err == nil {
 			e.Unread = unread
 		}

@@ -94,6 +94,20 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 	out.Text = b.String()
 	sum := sha256.Sum256([]byte(out.Text))
 	out.Hash = hex.EncodeToString(sum[:])
+	// Kept already, as on almost every turn: a read, not a write. On
+	// SQLite an INSERT that ON CONFLICT ignores still rewrites the
+	// AUTOINCREMENT counter's page: a durable commit of its own per
+	// turn, beside the turn's two, outside the group commit (it waited
+	// for SQLite's writer, and each such commit empties every other
+	// connection's page cache).
+	var kept bool
+	if err := db.Raw(`SELECT EXISTS (SELECT 1 FROM instruction_texts WHERE user_id = ? AND hash = ?)`,
+		userID, out.Hash).Row().Scan(&kept); err != nil {
+		return out, wrap("keep instructions", err)
+	}
+	if kept {
+		return out, nil
+	}
 	err = db.Clauses(clause.OnConflict{DoNothing: true}).
 		Create(&InstructionText{UserID: userID, Hash: out.Hash, Text: out.Text, CreatedAt: now()}).Error
 	return out, wrap("keep instructions", err)

@@ -237,6 +237,10 @@ func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]search
 // the user's hits, and its arguments (for database/sql as they are):
 // palaver bench times it bare beside the store's whole search. LIMIT ?+0:
 // SQLite prepares a statement with a bare bound LIMIT again on every run.
+// CROSS JOIN keeps the full-text match first: scoped to a project, SQLite
+// otherwise led with the project's chats (exchanges_project) and ran the
+// whole MATCH again for each of them (0.5-0.7 s for a common word in the
+// bench's search_p50_ms_project).
 func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 	match := ftsQuery(q.Terms)
 	filter, fargs := searchFilters(userID, q)
@@ -244,11 +248,11 @@ func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 	sql := `SELECT * FROM (
 		SELECT m.id AS id, 0 AS kind, m.exchange_id AS exchange_id, m.seq AS seq, m.role AS role, m.created_at AS at,
 			bm25(messages_fts) AS rank, e.title AS title, e.scope AS scope, e.page_id AS page_id
-		FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN exchanges e ON e.id = m.exchange_id
+		FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid CROSS JOIN exchanges e ON e.id = m.exchange_id
 		WHERE messages_fts MATCH ? AND ` + filter + `
 		UNION ALL
 		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts), e.title, e.scope, e.page_id
-		FROM exchanges_fts JOIN exchanges e ON e.id = exchanges_fts.rowid
+		FROM exchanges_fts CROSS JOIN exchanges e ON e.id = exchanges_fts.rowid
 		WHERE exchanges_fts MATCH ? AND ` + filter + `
 	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?+0`
 	args := append([]any{match}, fargs...)

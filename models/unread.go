@@ -140,8 +140,24 @@ func (s *Store) MarkAllRead(ctx context.Context, userID int64, at time.Time) (in
 // to its log's end: seen, when a tab of the user shows it (its mark, if
 // any, moves to the end); else unread from the entry before the reply on,
 // unless it was unread already.
+//
+// The mark is read first, and written only when that changes it: a turn's
+// reply most often leaves it as it is (no row, or unread already), and a
+// write that changes nothing would still wait for SQLite's writer, behind
+// the other turns' commits.
 func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, seen bool, at time.Time) error {
 	db := s.db.WithContext(ctx)
+	var marks []struct{ SeenSeq, LastSeq int64 }
+	if err := db.Raw(`SELECT seen_seq, `+lastSeqSQL+` AS last_seq FROM exchange_reads WHERE exchange_id = ?`, exchangeID).
+		Scan(&marks).Error; err != nil {
+		return wrap("reply finished", err)
+	}
+	switch {
+	case seen && (len(marks) == 0 || marks[0].SeenSeq == marks[0].LastSeq):
+		return nil // read, and stays so
+	case !seen && len(marks) > 0:
+		return nil // unread already, from where it was
+	}
 	if seen {
 		return wrap("reply finished", db.Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
 			WHERE exchange_id = ?`, at, exchangeID).Error)

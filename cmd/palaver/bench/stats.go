@@ -7,16 +7,69 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // report prints one figure a line: "name: value (target …)" for a figure
 // with a target, "name: value (anchor: …)" for a raw baseline that the
-// targets are read against.
-type report struct{ w io.Writer }
+// targets are read against. A figure that misses its target is noted in
+// misses (when set): the run ends with a MissedError.
+type report struct {
+	w      io.Writer
+	misses *[]string
+}
 
 func (r report) line(name string, v float64, target string) {
 	fmt.Fprintf(r.w, "%s: %s (target %s)\n", name, num(v), target)
+	if met, checked := meets(v, target); checked && !met && r.misses != nil {
+		*r.misses = append(*r.misses, fmt.Sprintf("%s %s (target %s)", name, num(v), target))
+	}
+}
+
+// meets reads a target written "≤ N…" or "≥ N…" and says whether v meets
+// it (as printed: a figure is read at the precision it is shown). A target
+// stated against another figure ("≤ 1.3 × append_p50_ms_small") is not
+// checked here: its ratio has a line of its own.
+func meets(v float64, target string) (met, checked bool) {
+	var le bool
+	switch {
+	case strings.HasPrefix(target, "≤ "):
+		le = true
+	case strings.HasPrefix(target, "≥ "):
+	default:
+		return false, false
+	}
+	rest := strings.TrimSpace(target[len("≤ "):])
+	end := strings.IndexFunc(rest, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	if end < 0 {
+		end = len(rest)
+	}
+	limit, err := strconv.ParseFloat(rest[:end], 64)
+	if err != nil || strings.HasPrefix(strings.TrimSpace(rest[end:]), "×") {
+		return false, false
+	}
+	shown, _ := strconv.ParseFloat(num(v), 64)
+	if le {
+		return shown <= limit, true
+	}
+	return shown >= limit, true
+}
+
+// MissedError is a run whose figures missed their targets (each printed
+// already); `palaver bench` exits with a non-zero status on it.
+type MissedError struct{ Misses []string }
+
+func (m *MissedError) Error() string {
+	return fmt.Sprintf("bench: %d figures missed their targets: %s", len(m.Misses), strings.Join(m.Misses, "; "))
+}
+
+// missed is the run's outcome for its misses: nil when there are none.
+func missed(misses []string) error {
+	if len(misses) == 0 {
+		return nil
+	}
+	return &MissedError{Misses: misses}
 }
 
 // anchor prints a raw baseline: no target, what it measures.

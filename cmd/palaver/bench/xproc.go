@@ -43,7 +43,8 @@ func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) e
 		return err
 	}
 	defer e.close()
-	r := report{stdout}
+	var misses []string
+	r := report{stdout, &misses}
 	for _, f := range figures {
 		if !pgFigures[f.name] {
 			continue
@@ -55,7 +56,68 @@ func RunPostgres(ctx context.Context, stdout io.Writer, dsn string, size Size) e
 	if err := xprocFigures(ctx, e, benchDSN, r); err != nil {
 		return fmt.Errorf("xproc fanout: %w", err)
 	}
+	if err := xprocTurnFigures(ctx, e, benchDSN, r); err != nil {
+		return fmt.Errorf("xproc turns: %w", err)
+	}
+	return missed(misses)
+}
+
+// xprocTurnFigures: API turns per second through 1, 2 and 4 app instances
+// on the one PostgreSQL, each with its own pool and listening connection
+// as a serve process has; size.Clients clients post turns, spread over
+// the instances. The instances run in this process, so they share its
+// CPUs with the clients: on one machine the figure shows what the
+// database takes, not what more machines would add.
+func xprocTurnFigures(ctx context.Context, e *env, dsn string, r report) error {
+	for _, n := range []int{1, 2, 4} {
+		addrs := []string{e.addr}
+		var peers []*env
+		for range n - 1 {
+			peer := &env{size: e.size}
+			peers = append(peers, peer)
+			if err := peer.serve(ctx, dsn); err != nil {
+				for _, p := range peers {
+					p.close()
+				}
+				return err
+			}
+			addrs = append(addrs, peer.addr)
+		}
+		rate, err := e.turnsAcross(addrs)
+		for _, p := range peers {
+			p.close()
+		}
+		if err != nil {
+			return err
+		}
+		r.anchor(fmt.Sprintf("xproc_turns_per_s_%d", n), rate, fmt.Sprintf("POST /api/chat turns a second from %d clients through %d app instances on one PostgreSQL", e.size.Clients, n))
+	}
 	return nil
+}
+
+// turnsAcross runs size.Turns API turns from size.Clients clients, client
+// c posting through addrs[c%len(addrs)], each on its own exchange, and
+// returns turns per second.
+func (e *env) turnsAcross(addrs []string) (float64, error) {
+	per := max(e.size.Turns/e.size.Clients, 1)
+	clients := make([]*env, e.size.Clients)
+	ids := make([]int64, e.size.Clients)
+	for c := range clients {
+		clients[c] = &env{addr: addrs[c%len(addrs)], apiKey: e.apiKey, http: e.http}
+		id, err := clients[c].chat("xproc warm-up", 0)
+		if err != nil {
+			return 0, err
+		}
+		ids[c] = id
+	}
+	elapsed, err := concurrently(len(clients), per, func(c, i int) error {
+		_, err := clients[c].chat(fmt.Sprintf("client %d turn %d", c, i), ids[c])
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return float64(per*len(clients)) / elapsed.Seconds(), nil
 }
 
 // pgFigures are the groups of figures that mean the same on PostgreSQL.

@@ -1,0 +1,107 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestSearchScopedToAProjectLeadsWithTheMatch: the search's statement
+// reads the full-text match first, also scoped to a project. Led by the
+// project's chats (its index names project_id), SQLite ran the whole
+// MATCH once per chat of the project.
+func TestSearchScopedToAProjectLeadsWithTheMatch(t *testing.T) {
+	ctx := context.Background()
+	s := newSQLite(t, Options{})
+	u := mustUser(t, s, "plan")
+	if err := s.db.Exec(`INSERT INTO projects (uid, user_id, name, created_at, updated_at) VALUES ('p-1', ?, 'P', ?, ?)`, u.ID, now(), now()).Error; err != nil {
+		t.Fatal(err)
+	}
+	var pid int64
+	if err := s.db.Raw(`SELECT id FROM projects WHERE user_id = ?`, u.ID).Row().Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := s.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A history big enough for the planner to weigh (the bench's shape:
+	// a tenth of the chats in projects, ten to a project), analysed.
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+		 INSERT INTO exchanges (uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		 SELECT 'x-' || i, ` + fmt.Sprint(u.ID) + `, 'general', 'chat ' || i, 'router', 1, datetime('now'), datetime('now') FROM n`,
+		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)
+		 INSERT INTO projects (uid, user_id, name, created_at, updated_at)
+		 SELECT 'p-x-' || i, ` + fmt.Sprint(u.ID) + `, 'P ' || i, datetime('now'), datetime('now') FROM n`,
+		`UPDATE exchanges SET project_id = (SELECT MIN(id) FROM projects) + (id / 10) % 30 WHERE id % 10 = 0`,
+		`INSERT INTO messages (uid, exchange_id, seq, role, content, created_at)
+		 SELECT 'm-' || id, id, 0, 'user', 'tea and talk ' || id, datetime('now') FROM exchanges`,
+		`ANALYZE`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	q := SearchQuery{Terms: ParseSearch("tea"), Limit: 20, ProjectID: &pid}
+	stmt, args := SQLiteSearchSQL(u.ID, q)
+	rows, err := conn.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	// In each half of the union, the first table read is the match's.
+	var firstReads []string
+	for i, step := range steps {
+		if strings.HasPrefix(step, "SCAN ") || strings.HasPrefix(step, "SEARCH ") {
+			if i == 0 || !(strings.HasPrefix(steps[i-1], "SCAN ") || strings.HasPrefix(steps[i-1], "SEARCH ")) {
+				firstReads = append(firstReads, step)
+			}
+		}
+	}
+	rows.Close()
+	if len(firstReads) < 2 || !strings.Contains(firstReads[0], "messages_fts") || !strings.Contains(firstReads[1], "exchanges_fts") {
+		t.Fatalf("a project's search does not lead with the match:\n%s", strings.Join(steps, "\n"))
+	}
+	// And it still finds the project's messages only.
+	in := mustExchangeIn(t, s, u.ID, &pid, "tea in the project")
+	out := mustExchangeIn(t, s, u.ID, nil, "tea elsewhere")
+	hits, err := s.Search(ctx, u.ID, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.ExchangeID == out {
+			t.Fatalf("a project's search found a chat outside it: %+v", hits)
+		}
+	}
+	if len(hits) == 0 || hits[0].ExchangeID != in {
+		t.Fatalf("a project's search = %+v; want the chat %d", hits, in)
+	}
+}
+
+// mustExchangeIn starts a chat of the user in the project (nil: none)
+// with the message query, and returns its id.
+func mustExchangeIn(t *testing.T, s *Store, userID int64, projectID *int64, query string) int64 {
+	t.Helper()
+	ex, _ := mustStart(t, s, TurnStart{UserID: userID, Query: query, ProjectID: projectID, Owner: "plan"})
+	if err := s.CatchUpSearch(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ex.ID
+}
