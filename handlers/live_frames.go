@@ -54,7 +54,7 @@ type liveFrameKey struct {
 // liveFrameKeyOf returns u's key, or false when u is not one kept.
 func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 	if u.Adopted != 0 || len(u.Switchers) > 0 || len(u.PageEntries) > 0 || u.Page != nil || len(u.Entries) > 2 || u.Gone || u.Sidebar != nil ||
-		len(u.Answered) > 0 { // answered cards: rare, rendered per tab
+		len(u.Answered) > 0 || u.Projects != nil { // answered cards, projects' counts: rare, rendered per tab
 		return liveFrameKey{}, false
 	}
 	k := liveFrameKey{nEntries: len(u.Entries), closeReply: u.CloseReply, delta: u.Delta, reasoning: u.Reasoning, thinkStart: u.ReasoningStart, removed: u.Removed, moved: u.Moved}
