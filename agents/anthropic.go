@@ -232,7 +232,7 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 		if reply.StopReason != "tool_use" || len(uses) == 0 || round >= maxToolRounds {
 			break
 		}
-		if page { // a proposal ends the reply: the person reviews it
+		if page && anthropicProposes(uses) { // a proposal ends the reply: the person reviews it
 			for _, u := range uses {
 				args, _ := json.Marshal(u.Input)
 				var tc chatToolCall
@@ -279,28 +279,20 @@ func (a *Anthropic) Execute(ctx context.Context, req Request, onDelta func(strin
 }
 
 // tools are what the model is offered: the page's proposal kinds in a page
-// chat; elsewhere the registry's tools of a general chat (the search when
-// the turn can search).
+// chat, the search in a general chat that can search, and the registry's
+// tools of the chat's scope (read_editor in a page chat).
 func (a *Anthropic) tools(req Request, page bool) []aTool {
 	var out []aTool
 	if page {
 		for _, t := range pageTools() {
 			out = append(out, aTool{t.Function.Name, t.Function.Description, t.Function.Parameters})
 		}
-		return out
-	}
-	if req.SearchChats != nil {
+	} else if req.SearchChats != nil {
 		t := searchTools()[0]
 		out = append(out, aTool{t.Function.Name, t.Function.Description, t.Function.Parameters})
 	}
-	if req.Tools == nil || req.CallTool == nil {
-		return out
-	}
-	for _, t := range req.Tools.All() {
-		if t.Inline || t.Scope == models.ScopePage {
-			continue
-		}
-		out = append(out, aTool{t.Name, t.Description, t.Schema})
+	for _, t := range registryTools(req) {
+		out = append(out, aTool{t.Function.Name, t.Function.Description, t.Function.Parameters})
 	}
 	return out
 }
@@ -379,6 +371,16 @@ func (a *Anthropic) resumeCalls(ctx context.Context, req Request) ([]aMessage, e
 		return nil, err
 	}
 	return []aMessage{{Role: "assistant", Content: uses}, {Role: "user", Content: results}}, nil
+}
+
+// anthropicProposes says whether a round's tool uses hold a page proposal.
+func anthropicProposes(uses []aBlock) bool {
+	for _, u := range uses {
+		if toolMode(u.Name) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // runCalls makes the round's calls through the turn's tool caller (the

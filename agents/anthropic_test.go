@@ -335,3 +335,41 @@ func TestAnthropicSendsInstructions(t *testing.T) {
 		t.Fatalf("system %q", sys)
 	}
 }
+
+// The Anthropic page assistant is offered the page chat's registry tools
+// beside its proposals: it reads the editor's unsaved draft through the
+// browser, and answers from it.
+func TestAnthropicPageAssistantReadsTheEditor(t *testing.T) {
+	f, a := newFakeAnthropic(t,
+		textAnswer("", "", [2]string{ToolReadEditor, `{}`}),
+		textAnswer("", "Your draft has 3 words."))
+	s := newStore(t)
+	ctx := context.Background()
+	ann := newUser(t, s, "ann")
+	page, err := s.CreatePage(ctx, ann, "Trip", "# Trip\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(s, a, Options{Logger: quiet})
+	res := pausedTurn(t, svc, SendRequest{UserID: ann, PageID: &page.ID, Query: "review my draft"})
+	if p := res.Pending[0]; p.Tool != ToolReadEditor || p.Awaiting != "client" {
+		t.Fatalf("pending %+v", p)
+	}
+	offered, _ := json.Marshal(f.requests[0]["tools"])
+	for _, name := range []string{ToolReadEditor, toolSectionPatch, toolFullReplacement} {
+		if !strings.Contains(string(offered), `"name":"`+name+`"`) {
+			t.Fatalf("%s not offered: %s", name, offered)
+		}
+	}
+	got := answer(t, svc, ann, res.Exchange.ID, ToolResult{CallID: "toolu_0", Output: map[string]any{"content": "# Unsaved draft\n\nhello there"}})
+	if got.Reply == nil || got.Reply.Content != "Your draft has 3 words." {
+		t.Fatalf("after the browser's answer: %+v", got)
+	}
+	if len(f.requests) != 2 {
+		t.Fatalf("%d requests", len(f.requests))
+	}
+	told, _ := json.Marshal(f.requests[1]["messages"])
+	if !strings.Contains(string(told), `"tool_use_id":"toolu_0"`) || !strings.Contains(string(told), "Unsaved draft") {
+		t.Fatalf("the model was told %s", told)
+	}
+}
