@@ -66,7 +66,7 @@ const goneMessage = "This conversation was deleted (or your account was) while t
 // state of the conversation or page.
 var conflicts = []error{models.ErrTurnRunning, models.ErrSeqTaken, models.ErrNoAssistantMessage,
 	models.ErrStale, models.ErrAlreadyApplied, models.ErrRetryLimit, models.ErrNothingToRetry,
-	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting, models.ErrFileInUse,
+	agents.ErrNotRunning, agents.ErrNotHere, models.ErrNothingWaiting, models.ErrFileInUse, models.ErrFileInProject,
 	models.ErrProjectNameTaken, models.ErrMemoryFull,
 	models.ErrReadOnly, models.ErrNameTaken}
 

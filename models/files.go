@@ -222,7 +222,8 @@ func (s *Store) FileData(ctx context.Context, userID, id int64, thumbnail bool) 
 }
 
 // DeleteFile deletes the user's file, and its blob when no other file names
-// it; ErrFileInUse while a message holds it.
+// it; ErrFileInUse while a message holds it, ErrFileInProject while a
+// project does.
 func (s *Store) DeleteFile(ctx context.Context, userID, id int64) error {
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		var f File
@@ -235,6 +236,12 @@ func (s *Store) DeleteFile(ctx context.Context, userID, id int64) error {
 		}
 		if held > 0 {
 			return ErrFileInUse
+		}
+		if err := tx.Model(&ProjectFile{}).Where("file_id = ?", id).Count(&held).Error; err != nil {
+			return err
+		}
+		if held > 0 {
+			return ErrFileInProject
 		}
 		return tx.Delete(&File{}, id).Error // the trigger files_release takes the blob
 	})

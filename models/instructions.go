@@ -73,6 +73,16 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 		}
 		out.ProjectID = &p.ID
 		section(fmt.Sprintf("Instructions of the project %q:", p.Name), p.Instructions)
+		knowledge, err := s.projectKnowledge(db, userID, p.ID)
+		if err != nil {
+			return Composed{}, wrap("compose instructions", err)
+		}
+		if knowledge != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(knowledge)
+		}
 		memory = memory && p.Memory
 	}
 	if memory {
