@@ -299,13 +299,15 @@ func (h *Handlers) checkAttachments(ids []int64) error {
 }
 
 // composerUpload says whether the request is a composer's send as a
-// multipart form, which may carry a file without JavaScript.
+// multipart form, which may carry a file without JavaScript, or a
+// project page's upload of a file.
 func composerUpload(c *fiber.Ctx) bool {
 	if c.Method() != fiber.MethodPost || !strings.HasPrefix(string(c.Request().Header.ContentType()), fiber.MIMEMultipartForm) {
 		return false
 	}
 	p := c.Path()
-	return p == paths.ChatSend || strings.HasPrefix(p, paths.Pages+"/") && strings.HasSuffix(p, "/chat")
+	return p == paths.ChatSend || strings.HasPrefix(p, paths.Pages+"/") && strings.HasSuffix(p, "/chat") ||
+		strings.HasPrefix(p, paths.Projects+"/") && strings.HasSuffix(p, "/files")
 }
 
 // composerBodyLimit is the largest composer form: one file at the file

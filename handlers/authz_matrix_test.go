@@ -49,7 +49,7 @@ import (
 // silently as routes are added.
 
 // mxIDParams are the path parameters that name a row.
-var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true, "sub": true, "other": true}
+var mxIDParams = map[string]bool{"id": true, "page_id": true, "message_id": true, "msg": true, "ex": true, "rev": true, "job_id": true, "sub": true, "other": true, "file": true}
 
 // mxPublic are the routes anyone may call: no account, no ids.
 var mxPublic = map[string]bool{
@@ -161,8 +161,9 @@ var mxJSON = map[string]string{
 // mxFiles are the routes that take a multipart form with a file: the form's
 // fields go first, then the file (an empty export).
 var mxFiles = map[string]string{
-	"POST /account/import": `{"format": "palaver-export", "version": 1}`,
-	"POST /api/files":      "a note to attach\n",
+	"POST /account/import":     `{"format": "palaver-export", "version": 1}`,
+	"POST /api/files":          "a note to attach\n",
+	"POST /projects/:id/files": "project knowledge\n",
 }
 
 // mxQuery are the query strings routes need to get past validation.
@@ -209,6 +210,8 @@ func mxKind(pattern, param string) (string, bool) {
 		return "subrun", true
 	case "other":
 		return "exchange", true // compare/:other, a branch of :id's family
+	case "file":
+		return "project_file", true // projects/:id/files/:file, a file the project holds
 	case "id":
 		switch segs[i-1] {
 		case "chat", "exchange", "exchanges":
@@ -499,6 +502,20 @@ func (m *mx) rows(api *client) mxRows {
 		m.t.Fatal(err)
 	}
 	r["project"] = project.ID
+	pf := []byte(fmt.Sprintf("project knowledge %d\n", m.n))
+	info, err = uploads.Inspect("knowledge.txt", pf)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	pfile, err := m.a.store.CreateFile(ctx, models.NewFile{File: models.File{UserID: uid, Name: info.Name, ContentType: info.ContentType,
+		Kind: info.Kind, Size: int64(len(pf)), SHA256: info.SHA256}, Data: pf}, 0)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if err := m.a.store.AddProjectFile(ctx, uid, project.ID, pfile.ID); err != nil {
+		m.t.Fatal(err)
+	}
+	r["project_file"] = pfile.ID
 	memory, err := m.a.store.AddMemory(ctx, uid, "likes tea", nil)
 	if err != nil {
 		m.t.Fatal(err)

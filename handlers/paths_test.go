@@ -81,6 +81,8 @@ var pathBuilders = map[string]string{
 	"POST /projects/:id/instructions":        paths.ProjectInstructions(1),
 	"POST /projects/:id/delete":              paths.ProjectDelete(1),
 	"POST /projects/:id/chat":                paths.ProjectChat(1),
+	"POST /projects/:id/files":               paths.ProjectFiles(1),
+	"POST /projects/:id/files/:file/delete":  paths.ProjectFileDelete(1, 2),
 	"GET /chat/message/:id/instructions":     paths.MessageInstructions(1),
 }
 

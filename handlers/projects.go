@@ -1,6 +1,9 @@
 package handlers
 
 import (
+	"context"
+	"fmt"
+	"mime/multipart"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -8,6 +11,7 @@ import (
 	"palaver/agents"
 	"palaver/models"
 	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
 
@@ -51,13 +55,7 @@ func (h *Handlers) project(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.screens.Project(c.UserContext(), h.viewer(c), h.base(c, "Project", "chat"), id)
-	if err != nil {
-		return err
-	}
-	p.Title = p.Name
-	p.Notice = h.sessions.PopString(c.UserContext(), sessAccountFlash)
-	return render(c, fiber.StatusOK, views.Project(p))
+	return h.projectPage(c, id, nil)
 }
 
 // projectInstructions saves a project's instructions and memory switch.
@@ -213,4 +211,101 @@ func (h *Handlers) accountMemoryDelete(c *fiber.Ctx) error {
 		return err
 	}
 	return h.accountDone(c, "Memory entry deleted.")
+}
+
+// projectPage renders a project's page, with a refusal's reason when r is
+// not nil.
+func (h *Handlers) projectPage(c *fiber.Ctx, id int64, r *Refusal) error {
+	p, err := h.screens.Project(c.UserContext(), h.viewer(c), h.base(c, "Project", "chat"), id)
+	if err != nil {
+		return err
+	}
+	maxFile, _, _ := h.fileLimits()
+	p.Title, p.FileLimit = p.Name, screens.HumanBytes(maxFile)
+	status := fiber.StatusOK
+	if r != nil {
+		p.Error, status = r.Reason, r.Status
+	} else {
+		p.Notice = h.sessions.PopString(c.UserContext(), sessAccountFlash)
+	}
+	return render(c, status, views.Project(p))
+}
+
+// projectFileAdd stores the form's file ("file", a multipart upload within
+// the person's file limits and quota, checked as the composer's are) and
+// makes the project hold it as its knowledge. Another user's project is
+// not found, before anything is stored.
+func (h *Handlers) projectFileAdd(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	uid := currentUser(c).ID
+	if _, err := h.store.Project(c.UserContext(), uid, id); err != nil {
+		return err
+	}
+	f, err := h.projectUpload(c)
+	if r := refusalOf(err, fiber.StatusBadRequest, fiber.StatusRequestEntityTooLarge, fiber.StatusRequestTimeout); r != nil {
+		return r.onPage(func(r *Refusal) error { return h.projectPage(c, id, r) })
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.store.AddProjectFile(c.UserContext(), uid, id, f.ID); err != nil {
+		_ = h.store.DeleteFile(context.WithoutCancel(c.UserContext()), uid, f.ID) // the project went meanwhile
+		return err
+	}
+	h.sessions.Put(c.UserContext(), sessAccountFlash, "File added: "+f.Name+".")
+	return redirect(c, paths.Project(id))
+}
+
+// projectUpload stores the multipart form's one file.
+func (h *Handlers) projectUpload(c *fiber.Ctx) (*models.File, error) {
+	if !composerUpload(c) {
+		return nil, refuse(fiber.StatusBadRequest, "Send the file as a multipart form. Nothing was stored.")
+	}
+	form, err := c.MultipartForm()
+	if err != nil {
+		return nil, refuse(fiber.StatusBadRequest, "The form could not be read: "+err.Error())
+	}
+	var fh *multipart.FileHeader
+	for _, part := range form.File["file"] {
+		if part.Filename == "" && part.Size == 0 { // an empty file input still sends its part
+			continue
+		}
+		if fh != nil {
+			return nil, refuse(fiber.StatusBadRequest, "Add one file at a time. Nothing was stored.")
+		}
+		fh = part
+	}
+	if fh == nil {
+		return nil, refuse(fiber.StatusBadRequest, "Choose a file to add. Nothing was stored.")
+	}
+	maxFile, _, _ := h.fileLimits()
+	tooLarge := refuse(fiber.StatusRequestEntityTooLarge,
+		fmt.Sprintf("The file is too large: the limit is %d MiB a file. Nothing was stored.", maxFile>>20))
+	r, err := fh.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open uploaded file: %w", err)
+	}
+	defer r.Close()
+	return h.storeUpload(c, fh.Filename, r, nil, tooLarge, defaultUploadDeadline)
+}
+
+// projectFileDelete lets a project go of a file; the file goes too unless
+// a message or another project still holds it.
+func (h *Handlers) projectFileDelete(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	file, err := pathID(c, "file")
+	if err != nil {
+		return err
+	}
+	if err := h.store.RemoveProjectFile(c.UserContext(), currentUser(c).ID, id, file); err != nil {
+		return err
+	}
+	h.sessions.Put(c.UserContext(), sessAccountFlash, "File removed from the project.")
+	return redirect(c, paths.Project(id))
 }

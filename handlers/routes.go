@@ -189,6 +189,8 @@ func (h *Handlers) routes(app *fiber.App) {
 	projects.Post("/:id/instructions", h.projectInstructions)
 	projects.Post("/:id/delete", h.projectDelete)
 	projects.Post("/:id/chat", h.projectChat)
+	projects.Post("/:id/files", h.projectFileAdd)
+	projects.Post("/:id/files/:file/delete", h.projectFileDelete)
 
 	// Live updates: one websocket per tab, the user resolved from the session
 	// before the upgrade (handlers/live.go).

@@ -337,6 +337,16 @@ func ProjectDelete(projectID int64) string { return Project(projectID) + "/delet
 // ProjectChat starts a chat in a project: /projects/{id}/chat.
 func ProjectChat(projectID int64) string { return Project(projectID) + "/chat" }
 
+// ProjectFiles adds a file to a project (a multipart upload):
+// /projects/{id}/files.
+func ProjectFiles(projectID int64) string { return Project(projectID) + "/files" }
+
+// ProjectFileDelete removes a file from a project:
+// /projects/{id}/files/{file}/delete.
+func ProjectFileDelete(projectID, fileID int64) string {
+	return ProjectFiles(projectID) + "/" + id(fileID) + "/delete"
+}
+
 // ChatProject is a chat's move to a project (GET the form, POST it): /chat/{id}/project.
 func ChatProject(exchangeID int64) string { return Chat(exchangeID) + "/project" }
 

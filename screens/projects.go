@@ -68,6 +68,13 @@ func (s *Screens) Project(ctx context.Context, v Viewer, base views.Base, id int
 		return views.ProjectScreen{}, err
 	}
 	out := views.ProjectScreen{Base: base, ID: p.ID, Name: p.Name, Instructions: p.Instructions, Memory: p.Memory}
+	files, err := s.store.ProjectFiles(ctx, v.UserID, id)
+	if err != nil {
+		return views.ProjectScreen{}, err
+	}
+	for _, f := range files {
+		out.Files = append(out.Files, views.ProjectFile{ID: f.ID, Name: f.Name, Size: HumanBytes(f.Size), Kind: f.Kind})
+	}
 	now := time.Now()
 	for _, e := range sums {
 		title := e.Title

@@ -33,8 +33,18 @@ type ProjectScreen struct {
 	Instructions string
 	Memory       bool
 	Chats        []ProjectChat
+	Files        []ProjectFile
+	FileLimit    string // the largest file one may upload, said for people
 	Notice       string
 	Error        string
+}
+
+// ProjectFile is one of a project's files on its page.
+type ProjectFile struct {
+	ID   int64
+	Name string
+	Size string
+	Kind string
 }
 
 // MoveScreen is the form that moves a chat into a project, or out.
