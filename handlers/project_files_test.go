@@ -1,0 +1,179 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"palaver/handlers"
+	"palaver/internal/htmltest"
+	"palaver/models"
+	"palaver/paths"
+)
+
+// projectFileForm posts a file to a project's page as its no-JS form does.
+func projectFileForm(c *client, projectID int64, name string, data []byte, csrf string) *http.Response {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	_ = w.WriteField("csrf_token", csrf)
+	part, _ := w.CreateFormFile("file", name)
+	_, _ = part.Write(data)
+	_ = w.Close()
+	req := httptest.NewRequest(http.MethodPost, paths.ProjectFiles(projectID), &b)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	return c.do(req)
+}
+
+// TestProjectFilesPage: the project page's form adds a file (a multipart
+// upload, no JavaScript), lists it with its size and removes it; a refused
+// file, another user's project, and a missing CSRF token change nothing.
+func TestProjectFilesPage(t *testing.T) {
+	a := newTestApp(t, func(d *handlers.Deps) { d.Config.MaxFileBytes = 1 << 20; d.Config.UserQuotaBytes = 3 << 20 })
+	ann, bob := a.register("ann"), a.register("bob")
+	ctx := context.Background()
+	user, _ := a.store.UserByUsername(ctx, "ann")
+	res := ann.postForm(paths.Projects+"/", url.Values{"name": {"Garden"}})
+	mustStatus(t, res, http.StatusSeeOther)
+	ps, _ := a.store.Projects(ctx, user.ID)
+	id := ps[0].ID
+	mustStatus(t, ann.get(paths.Project(id)), http.StatusOK)
+
+	res = projectFileForm(ann, id, "roses.md", []byte("# Roses\nPrune in March.\n"), ann.csrf)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != paths.Project(id) {
+		t.Fatalf("upload: %d %s", res.StatusCode, bodyOf(res))
+	}
+	doc := htmltest.Parse(t, bodyOf(ann.get(paths.Project(id))))
+	items := htmltest.ByTestID(htmltest.One(t, doc, "project-files"), "project-file")
+	if len(items) != 1 || !strings.Contains(htmltest.Text(items[0]), "roses.md") || !strings.Contains(htmltest.Text(items[0]), "B") {
+		t.Fatalf("the page lists %d files", len(items))
+	}
+	files, _ := a.store.ProjectFiles(ctx, user.ID, id)
+	if len(files) != 1 || files[0].Name != "roses.md" {
+		t.Fatalf("stored: %+v", files)
+	}
+
+	// Refused, nothing stored: an empty form, bob's request, no CSRF
+	// token. A file of no known kind is kept (only named to the model).
+	mustStatus(t, projectFileForm(ann, id, "", nil, ann.csrf), http.StatusBadRequest)
+	mustStatus(t, projectFileForm(bob, id, "x.txt", []byte("bob's"), bob.csrf), http.StatusNotFound)
+	if res := projectFileForm(ann, id, "y.txt", []byte("no token"), ""); res.StatusCode < 400 || res.StatusCode >= 500 {
+		t.Fatalf("without its token: %d", res.StatusCode)
+	}
+	mustStatus(t, projectFileForm(ann, id, "bin.dat", []byte("\x00\x01\x02 not text"), ann.csrf), http.StatusSeeOther)
+	// The person's limits: a file over the limit a file, and one past the
+	// quota, are refused on the page.
+	res = projectFileForm(ann, id, "big.txt", bytes.Repeat([]byte("a"), 1<<20+1), ann.csrf)
+	if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(bodyOf(res), "too large") {
+		t.Fatalf("over the file limit: %d", res.StatusCode)
+	}
+	for i := range 3 {
+		mustStatus(t, projectFileForm(ann, id, fmt.Sprintf("f%d.txt", i), bytes.Repeat([]byte{'a' + byte(i)}, 1<<20-100), ann.csrf), http.StatusSeeOther)
+	}
+	res = projectFileForm(ann, id, "over.txt", bytes.Repeat([]byte("z"), 1<<20-100), ann.csrf)
+	if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(bodyOf(res), "quota") {
+		t.Fatalf("past the quota: %d", res.StatusCode)
+	}
+	if n := a.countRows("files"); n != 5 {
+		t.Fatalf("%d files after the refusals and four more files, want 5", n)
+	}
+	mustStatus(t, bob.postForm(paths.ProjectFileDelete(id, files[0].ID), nil), http.StatusNotFound)
+
+	mustStatus(t, ann.postForm(paths.ProjectFileDelete(id, files[0].ID), nil), http.StatusSeeOther)
+	if n := a.countRows("files"); n != 4 {
+		t.Fatalf("%d files after the removal", n)
+	}
+	doc = htmltest.Parse(t, bodyOf(ann.get(paths.Project(id))))
+	if n := len(htmltest.ByTestID(doc, "project-file")); n != 4 {
+		t.Fatalf("the page still lists %d files", n)
+	}
+	mustStatus(t, ann.postForm(paths.ProjectFileDelete(id, files[0].ID), nil), http.StatusNotFound)
+}
+
+// TestProjectFilesInContext: a chat in a project sends the model its
+// instructions, then its text files fenced under their names; an image is
+// only named; the recorded hash covers them.
+func TestProjectFilesInContext(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"gpt-fake"}]}`)
+		case "/v1/chat/completions":
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			bodies = append(bodies, string(b))
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, `data: {"model":"gpt-fake","choices":[{"delta":{"content":"Noted."},"finish_reason":"stop"}]}`+"\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	a := newTestApp(t, withCatalog(t))
+	admin := a.register("admin")
+	admin.apiJSON("POST", "/api/admin/connections", map[string]any{"name": "fake", "kind": "openai", "base_url": srv.URL + "/v1", "api_key": "k"}, http.StatusCreated, nil)
+	var model models.LLMModel
+	ms, _ := a.store.LLMModels(context.Background())
+	for _, m := range ms {
+		if m.Model == "gpt-fake" {
+			model = m
+			admin.apiJSON("PUT", fmt.Sprintf("/api/admin/models/%d", m.ID), map[string]any{"enabled": true}, http.StatusOK, nil)
+		}
+	}
+	if model.ID == 0 {
+		t.Fatal("the fake's model is not listed")
+	}
+	ann := a.register("ann")
+	annAPI := a.apiClient("ann")
+	var garden apiProjectOut
+	annAPI.apiJSON(http.MethodPost, "/api/projects", map[string]any{"name": "Garden", "instructions": "Talk about roses."}, http.StatusCreated, &garden)
+	mustStatus(t, ann.get(paths.Project(garden.ID)), http.StatusOK)
+	mustStatus(t, projectFileForm(ann, garden.ID, "roses.md", []byte("Prune in March.\n"), ann.csrf), http.StatusSeeOther)
+	mustStatus(t, projectFileForm(ann, garden.ID, "bed.png", pngOf(t, 8, 8), ann.csrf), http.StatusSeeOther)
+
+	var reply apiChatOut
+	annAPI.apiJSON(http.MethodPost, "/api/chat", map[string]any{"query": "when to prune", "project_id": garden.ID, "model": model.ID}, http.StatusOK, &reply)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("the fake had %d requests", len(bodies))
+	}
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(bodies[0]), &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) < 2 || req.Messages[0].Role != "system" {
+		t.Fatalf("no system message first: %s", bodies[0])
+	}
+	system, _ := req.Messages[0].Content.(string)
+	want := "Instructions of the project \"Garden\":\nTalk about roses.\n\nThe project's files:\n\nFile \"roses.md\":\n```\nPrune in March.\n```" +
+		"\n\nNot shown to you (not text): \"bed.png\" (image/png)."
+	if !strings.Contains(system, want) {
+		t.Fatalf("system text:\n%s\nwant it to hold:\n%s", system, want)
+	}
+	hash := reply.AgentResponse.Metadata["instructions"].(map[string]any)["hash"]
+	// The composed text is exactly that (no account instructions, no
+	// memory): the recorded hash is its own.
+	if sum := sha256.Sum256([]byte(want)); hash != hex.EncodeToString(sum[:]) {
+		t.Fatalf("the recorded hash %v is not that of the text sent", hash)
+	}
+}
