@@ -356,3 +356,66 @@ func (h *Handlers) apiMessageInstructions(c *fiber.Ctx) error {
 	}
 	return c.JSON(apiMessageInstructionsText{Text: t.Text, Hash: t.Hash})
 }
+
+// apiProjectFiles lists the files one of the user's projects holds, in the
+// order they were added.
+func (h *Handlers) apiProjectFiles(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	files, err := h.store.ProjectFiles(c.UserContext(), currentUser(c).ID, id)
+	if err != nil {
+		return err
+	}
+	out := make([]fileRecord, len(files))
+	for i := range files {
+		out[i] = fileRecordOf(&files[i])
+	}
+	return c.JSON(fiber.Map{"files": out})
+}
+
+// apiProjectFileAdd makes one of the user's projects hold one of their
+// files (uploaded with POST /api/files): {"file_id": N} → 201 and the
+// file's record. Another user's project or file: 404.
+func (h *Handlers) apiProjectFileAdd(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		FileID int64 `json:"file_id"`
+	}
+	if err := apiDecode(c, &in); err != nil {
+		return err
+	}
+	if in.FileID <= 0 {
+		return refuse(fiber.StatusBadRequest, "file_id names the file to add: one of yours, uploaded with POST /api/files.")
+	}
+	uid := currentUser(c).ID
+	if err := h.store.AddProjectFile(c.UserContext(), uid, id, in.FileID); err != nil {
+		return err
+	}
+	f, err := h.store.FileByID(c.UserContext(), uid, in.FileID)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fileRecordOf(f))
+}
+
+// apiProjectFileDelete lets a project go of a file; the file goes too
+// unless a message or another project still holds it.
+func (h *Handlers) apiProjectFileDelete(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	file, err := pathID(c, "file")
+	if err != nil {
+		return err
+	}
+	if err := h.store.RemoveProjectFile(c.UserContext(), currentUser(c).ID, id, file); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"message": "File removed from the project."})
+}

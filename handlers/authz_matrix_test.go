@@ -147,6 +147,7 @@ var mxJSON = map[string]string{
 	// Projects, instructions and memory.
 	"POST /api/projects":            `{"name": "Matrix"}`,
 	"PATCH /api/projects/:id":       `{"instructions": "Be brief."}`,
+	"POST /api/projects/:id/files":  `{"file_id": $file}`,
 	"PUT /api/account/instructions": `{"about": "a", "style": "b"}`,
 	"POST /api/memories":            `{"content": "likes tea"}`,
 	"PATCH /api/memories/:id":       `{"content": "likes green tea"}`,

@@ -177,3 +177,49 @@ func TestProjectFilesInContext(t *testing.T) {
 		t.Fatalf("the recorded hash %v is not that of the text sent", hash)
 	}
 }
+
+// TestProjectFilesAPI: GET/POST/DELETE /api/projects/{id}/files list, add
+// and remove a project's files; another user's project or file is 404 and
+// changes nothing; a file a project holds cannot be deleted on its own
+// (409) and outlives the conversation that also held it.
+func TestProjectFilesAPI(t *testing.T) {
+	a := newTestApp(t)
+	ann, bob := a.apiClient("ann"), a.apiClient("bob")
+	var garden apiProjectOut
+	ann.apiJSON(http.MethodPost, "/api/projects", map[string]any{"name": "Garden"}, http.StatusCreated, &garden)
+	base := fmt.Sprintf("/api/projects/%d/files", garden.ID)
+	f := ann.mustUpload("roses.txt", []byte("Prune in March.\n"))
+	theirs := bob.mustUpload("bob.txt", []byte("bob's\n"))
+
+	ann.apiJSON(http.MethodPost, base, map[string]any{"file_id": theirs.ID}, http.StatusNotFound, nil)
+	bob.apiJSON(http.MethodPost, base, map[string]any{"file_id": theirs.ID}, http.StatusNotFound, nil)
+	ann.apiJSON(http.MethodPost, base, map[string]any{"file_id": 0}, http.StatusBadRequest, nil)
+	var added fileOut
+	ann.apiJSON(http.MethodPost, base, map[string]any{"file_id": f.ID}, http.StatusCreated, &added)
+	if added.ID != f.ID {
+		t.Fatalf("added %+v", added)
+	}
+	var list struct {
+		Files []fileOut `json:"files"`
+	}
+	ann.apiJSON(http.MethodGet, base, nil, http.StatusOK, &list)
+	if len(list.Files) != 1 || list.Files[0].ID != f.ID {
+		t.Fatalf("listed %+v", list)
+	}
+	bob.apiJSON(http.MethodGet, base, nil, http.StatusNotFound, nil)
+
+	var out apiChatOut
+	ann.apiJSON("POST", "/api/chat", map[string]any{"query": "the notes", "attachments": []int64{f.ID}}, http.StatusOK, &out)
+	a.waitTurns()
+	ann.apiJSON(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", *out.ExchangeID), nil, http.StatusOK, nil)
+	ann.apiJSON(http.MethodDelete, fmt.Sprintf("/api/files/%d", f.ID), nil, http.StatusConflict, nil)
+	if res, b := ann.api(http.MethodGet, fmt.Sprintf("/api/files/%d", f.ID), nil); res.StatusCode != http.StatusOK || string(b) != "Prune in March.\n" {
+		t.Fatalf("the project's file after its conversation went: %d %q", res.StatusCode, b)
+	}
+	bob.apiJSON(http.MethodDelete, fmt.Sprintf("%s/%d", base, f.ID), nil, http.StatusNotFound, nil)
+	ann.apiJSON(http.MethodDelete, fmt.Sprintf("%s/%d", base, f.ID), nil, http.StatusOK, nil)
+	ann.apiJSON(http.MethodDelete, fmt.Sprintf("%s/%d", base, f.ID), nil, http.StatusNotFound, nil)
+	if n := a.countRows("files"); n != 1 { // bob's
+		t.Fatalf("%d files after the removal, want bob's alone", n)
+	}
+}
