@@ -149,6 +149,13 @@ func exportProjects(ctx context.Context, store *models.Store, userID int64, out 
 			}
 			tp.ParentUID = &pu
 		}
+		for _, u := range p.FileUIDs {
+			fu, err := parseUID("project file of project", p.ID, u)
+			if err != nil {
+				return i, err
+			}
+			tp.FileUIDs = append(tp.FileUIDs, fu)
+		}
 		if err := out.WriteProject(tp); err != nil {
 			return i, err
 		}

@@ -325,6 +325,9 @@ func importProject(p *transfer.Project) *models.ExportedProject {
 		u := p.ParentUID.String()
 		out.ParentUID = &u
 	}
+	for _, u := range p.FileUIDs {
+		out.FileUIDs = append(out.FileUIDs, u.String())
+	}
 	return out
 }
 

@@ -223,3 +223,68 @@ func TestProjectFilesAPI(t *testing.T) {
 		t.Fatalf("%d files after the removal, want bob's alone", n)
 	}
 }
+
+// TestProjectFilesExportImport: a project line lists its files' uids,
+// after their file lines; with the project (and so its file) deleted, the
+// import brings both back, the project holding the file with its bytes; a
+// line naming a file neither in the export nor the account refuses the
+// import, which stores nothing.
+func TestProjectFilesExportImport(t *testing.T) {
+	a := newTestApp(t)
+	ann := a.apiClient("ann")
+	var garden apiProjectOut
+	ann.apiJSON(http.MethodPost, "/api/projects", map[string]any{"name": "Garden"}, http.StatusCreated, &garden)
+	f := ann.mustUpload("roses.txt", []byte("Prune in March.\n"))
+	ann.apiJSON(http.MethodPost, fmt.Sprintf("/api/projects/%d/files", garden.ID), map[string]any{"file_id": f.ID}, http.StatusCreated, nil)
+	res, export := ann.api("GET", "/api/export", nil)
+	mustStatus(t, res, http.StatusOK)
+	fileAt, projectAt := -1, -1
+	for i, l := range strings.Split(strings.TrimSpace(string(export)), "\n") {
+		switch {
+		case strings.HasPrefix(l, `{"type":"file",`):
+			fileAt = i
+		case strings.HasPrefix(l, `{"type":"project",`):
+			projectAt = i
+			if !strings.Contains(l, `"file_uids":["`+f.UID+`"]`) {
+				t.Fatalf("project line lacks its file: %.500s", l)
+			}
+		}
+	}
+	if fileAt < 0 || projectAt < fileAt {
+		t.Fatalf("file at line %d, project at %d", fileAt, projectAt)
+	}
+	ann.apiJSON(http.MethodDelete, fmt.Sprintf("/api/projects/%d?chats=keep", garden.ID), nil, http.StatusOK, nil)
+	if n := a.countRows("files"); n != 0 {
+		t.Fatalf("%d files after the project went", n)
+	}
+
+	// A project naming a file nowhere: refused, nothing stored.
+	bad := strings.Replace(string(export), `"file_uids":["`+f.UID+`"]`, `"file_uids":["`+f.UID+`","0b8f8a3e-5a53-4c7e-9d3e-1f2a3b4c5d6e"]`, 1)
+	if res, b := ann.importRaw("application/x-ndjson", []byte(bad)); res.StatusCode < 400 || res.StatusCode >= 500 {
+		t.Fatalf("a project naming an unknown file: %d %s", res.StatusCode, b)
+	}
+	if a.countRows("files") != 0 || a.countRows("projects") != 0 {
+		t.Fatalf("the refused import left %d files, %d projects", a.countRows("files"), a.countRows("projects"))
+	}
+
+	ann.importOK("application/x-ndjson", export)
+	var ps []apiProjectOut
+	ann.apiJSON(http.MethodGet, "/api/projects", nil, http.StatusOK, &ps)
+	if len(ps) != 1 {
+		t.Fatalf("%d projects after the import", len(ps))
+	}
+	var list struct {
+		Files []fileOut `json:"files"`
+	}
+	ann.apiJSON(http.MethodGet, fmt.Sprintf("/api/projects/%d/files", ps[0].ID), nil, http.StatusOK, &list)
+	if len(list.Files) != 1 || list.Files[0].UID != f.UID {
+		t.Fatalf("the imported project's files: %+v", list)
+	}
+	if res, b := ann.api(http.MethodGet, fmt.Sprintf("/api/files/%d", list.Files[0].ID), nil); res.StatusCode != http.StatusOK || string(b) != "Prune in March.\n" {
+		t.Fatalf("its bytes: %d %q", res.StatusCode, b)
+	}
+	ann.importOK("application/x-ndjson", export) // again: skipped, nothing doubled
+	if a.countRows("files") != 1 || a.countRows("project_files") != 1 {
+		t.Fatalf("after a second import: %d files, %d links", a.countRows("files"), a.countRows("project_files"))
+	}
+}

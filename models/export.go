@@ -276,6 +276,7 @@ func (s *Store) exportLog(db *gorm.DB, ex *ExportedExchange) error {
 type ExportedProject struct {
 	Project
 	ParentUID *string
+	FileUIDs  []string `gorm:"-"` // the files it holds, in order
 }
 
 // ExportProjects lists the user's projects for an export: top level ones
@@ -285,6 +286,22 @@ func (s *Store) ExportProjects(ctx context.Context, userID int64) ([]ExportedPro
 	err := s.db.WithContext(ctx).Table("projects AS p").Select("p.*, pp.uid AS parent_uid").
 		Joins("LEFT JOIN projects pp ON pp.id = p.parent_id").Where("p.user_id = ?", userID).
 		Order("p.parent_id IS NOT NULL, p.id").Scan(&out).Error
+	if err != nil {
+		return nil, wrap("export projects", err)
+	}
+	var rows []struct {
+		ProjectID int64
+		FileUID   string
+	}
+	err = s.db.WithContext(ctx).Table("project_files AS pf").Select("pf.project_id, f.uid AS file_uid").
+		Joins("JOIN files f ON f.id = pf.file_id").Where("f.user_id = ?", userID).Order("pf.id").Scan(&rows).Error
+	byProject := map[int64][]string{}
+	for _, r := range rows {
+		byProject[r.ProjectID] = append(byProject[r.ProjectID], r.FileUID)
+	}
+	for i := range out {
+		out[i].FileUIDs = byProject[out[i].ID]
+	}
 	return out, wrap("export projects", err)
 }
 

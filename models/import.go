@@ -209,13 +209,14 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 	}{{im.exchangeIDs, &Exchange{}}, {im.fileIDs, &File{}}, {im.pageIDs, &Page{}}, {im.memoryIDs, &Memory{}},
 		{im.projectIDs, &Project{}}, {im.instructionIDs, &AccountInstructions{}}} {
 		_, exchanges := rows.model.(*Exchange)
+		_, projects := rows.model.(*Project)
 		for start := 0; start < len(rows.ids); start += deletionChunk {
 			chunk := rows.ids[start:min(start+deletionChunk, len(rows.ids))]
 			err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 				var held []int64
-				if exchanges {
+				if exchanges || projects {
 					var err error
-					if held, err = im.borrowedFiles(tx, chunk); err != nil {
+					if held, err = im.borrowedFiles(tx, chunk, projects); err != nil {
 						return err
 					}
 					for _, id := range held {
@@ -249,10 +250,16 @@ func (s *Store) importUndo(ctx context.Context, im *importer) error {
 // hold that the import did not store: the account had them before it (a
 // file not yet attached, which a message of the file names by uid). The
 // undo holds them, so that deleting the exchanges leaves them as they were.
-func (im *importer) borrowedFiles(tx *gorm.DB, exchangeIDs []int64) ([]int64, error) {
+// With projects, ids are of the import's projects, and the files are those
+// they hold (project_files) that the import did not store.
+func (im *importer) borrowedFiles(tx *gorm.DB, rowIDs []int64, projects bool) ([]int64, error) {
 	var ids []int64
-	err := tx.Raw(`SELECT DISTINCT a.file_id FROM message_attachments a JOIN messages m ON m.id = a.message_id
-		WHERE m.exchange_id IN ?`, exchangeIDs).Scan(&ids).Error
+	q := `SELECT DISTINCT a.file_id FROM message_attachments a JOIN messages m ON m.id = a.message_id
+		WHERE m.exchange_id IN ?`
+	if projects {
+		q = `SELECT DISTINCT file_id FROM project_files WHERE project_id IN ?`
+	}
+	err := tx.Raw(q, rowIDs).Scan(&ids).Error
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // An import's projects, the account's instructions and memory entries
@@ -73,6 +74,25 @@ func (im *importer) project(p *ExportedProject) error {
 	im.projectUIDs[p.UID] = row.ID
 	im.projectIDs = append(im.projectIDs, row.ID)
 	im.n.Projects++
+	return im.projectFiles(row.ID, p.FileUIDs)
+}
+
+// projectFiles makes a project the import stored hold its files, named by
+// uid: files of the file (earlier lines) or of the account.
+func (im *importer) projectFiles(projectID int64, uids []string) error {
+	for _, uid := range uids {
+		_, id, err := im.fileUID(uid)
+		if err != nil {
+			return err
+		}
+		if id == 0 {
+			return refuse("project holds file %s, which is neither in the file (before it) nor in the account", uid)
+		}
+		if err := im.tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&ProjectFile{ProjectID: projectID, FileID: id, CreatedAt: now()}).Error; err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,7 +1,12 @@
 package models
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +149,55 @@ func TestProjectFilesComposed(t *testing.T) {
 		}
 		if strings.Contains(c.Text, "never seen") || strings.Contains(c.Text, "not really") {
 			t.Error("a file left out, or not text, is inlined")
+		}
+	})
+}
+
+// TestImportUndoKeepsTheAccountsProjectFiles: an import whose project
+// holds a file the account had before it, and one of its own, is refused
+// part-way: the undo takes its project and its file, and leaves the
+// account's file as it was.
+func TestImportUndoKeepsTheAccountsProjectFiles(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := mustUser(t, s, "ann")
+		loose := mustFile(t, s, u.ID, "mine.txt", []byte("the account's own file"))
+		sum := sha256.Sum256([]byte("imported bytes"))
+		imported := &NewFile{File: File{UID: newUID(), Name: "i.txt", ContentType: "text/plain", Kind: FileText,
+			Size: 14, SHA256: hex.EncodeToString(sum[:]), CreatedAt: time.Now()}, Data: []byte("imported bytes")}
+		at := time.Now().UTC()
+		project := &ExportedProject{Project: Project{UID: newUID(), Name: "Imported", Memory: true, CreatedAt: at, UpdatedAt: at},
+			FileUIDs: []string{loose.UID, imported.File.UID}}
+		filler := bytes.Repeat([]byte("filler "), importBatchBytes/7+1)
+		fsum := sha256.Sum256(filler)
+		big := &NewFile{File: File{UID: newUID(), Name: "filler.txt", ContentType: "text/plain", Kind: FileText,
+			Size: int64(len(filler)), SHA256: hex.EncodeToString(fsum[:]), CreatedAt: time.Now()}, Data: filler}
+		items := []*ImportItem{{File: imported, Where: "line 2"}, {Project: project, Where: "line 3"}, {File: big, Where: "line 4"}}
+		n := 0
+		_, err := s.Import(ctx, u.ID, func() (*ImportItem, error) {
+			if n < len(items) {
+				n++
+				return items[n-1], nil
+			}
+			if count(t, s, "project_files", "file_id = ?", loose.ID) != 1 {
+				t.Fatal("the first batch did not commit: the test tests nothing")
+			}
+			return nil, fmt.Errorf("line 5: %w", ErrImport)
+		})
+		if !errors.Is(err, ErrImport) {
+			t.Fatalf("the import: %v", err)
+		}
+		if n := count(t, s, "projects", "1 = 1"); n != 0 {
+			t.Fatalf("%d projects left after the undo", n)
+		}
+		if n := count(t, s, "files", "uid = ?", imported.File.UID); n != 0 {
+			t.Fatal("the import's own file outlived the undo")
+		}
+		if n := count(t, s, "files", "id = ?", loose.ID); n != 1 {
+			t.Fatal("the undo deleted a file the account had before the import")
+		}
+		if n := count(t, s, "file_holds", "1 = 1"); n != 0 {
+			t.Fatalf("%d holds left after the undo", n)
 		}
 	})
 }

@@ -17,6 +17,7 @@ const (
 	MaxProjectName  = 200
 	MaxInstructions = 20_000
 	MaxMemory       = 2_000
+	MaxProjectFiles = 10_000 // file uids one project line names
 )
 
 // Memory sources.
@@ -29,14 +30,17 @@ const (
 // "project", …}), written before the exchanges in it; a nested project
 // after its parent.
 type Project struct {
-	UID          UID       `json:"uid"`
-	Name         string    `json:"name"`
-	Instructions string    `json:"instructions"`
-	ParentUID    *UID      `json:"parent_uid,omitempty"`
-	Memory       bool      `json:"memory"`               // memory entries go into its chats' context
-	AgentType    string    `json:"agent_type,omitempty"` // the agent a new chat in it starts with
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	UID          UID    `json:"uid"`
+	Name         string `json:"name"`
+	Instructions string `json:"instructions"`
+	ParentUID    *UID   `json:"parent_uid,omitempty"`
+	Memory       bool   `json:"memory"`               // memory entries go into its chats' context
+	AgentType    string `json:"agent_type,omitempty"` // the agent a new chat in it starts with
+	// FileUIDs are the files it holds as its knowledge, in order: file
+	// lines written before it (or files the account has).
+	FileUIDs  []UID     `json:"file_uids,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Instructions are the person's own instructions ("About me / How to
@@ -69,6 +73,13 @@ func (p *Project) Validate() error {
 		return errors.New("project's parent_uid is empty or the project itself")
 	case p.CreatedAt.IsZero() || p.UpdatedAt.IsZero():
 		return errors.New("project has no created_at or updated_at")
+	case len(p.FileUIDs) > MaxProjectFiles:
+		return fmt.Errorf("project holds %d files: at most %d", len(p.FileUIDs), MaxProjectFiles)
+	}
+	for _, u := range p.FileUIDs {
+		if u.IsZero() {
+			return errors.New("project's file_uids name the nil UUID")
+		}
 	}
 	return nil
 }
