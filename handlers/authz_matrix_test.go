@@ -118,6 +118,7 @@ var mxForms = map[string]url.Values{
 	"POST /account/memories/:id": {"content": {"likes green tea"}},
 	"POST /projects/":            {"name": {"Matrix"}},
 	"POST /projects/:id/chat":    {"query": {"hello"}},
+	"POST /projects/:id/model":   {"model": {"0"}},
 	"POST /projects/:id/delete":  {"chats": {"delete"}},
 	// Models (issue 29): the connection's server is down, so adding or
 	// testing one is refused (a flash) past every check.

@@ -82,6 +82,7 @@ var pathBuilders = map[string]string{
 	"POST /projects/:id/delete":              paths.ProjectDelete(1),
 	"POST /projects/:id/chat":                paths.ProjectChat(1),
 	"POST /projects/:id/files":               paths.ProjectFiles(1),
+	"POST /projects/:id/model":               paths.ProjectModel(1),
 	"POST /projects/:id/files/:file/delete":  paths.ProjectFileDelete(1, 2),
 	"GET /chat/message/:id/instructions":     paths.MessageInstructions(1),
 }

@@ -288,3 +288,53 @@ func TestProjectFilesExportImport(t *testing.T) {
 		t.Fatalf("after a second import: %d files, %d links", a.countRows("files"), a.countRows("project_files"))
 	}
 }
+
+type projectModelOut struct {
+	ID           int64  `json:"id"`
+	DefaultModel *int64 `json:"default_model"`
+}
+
+// TestProjectModelForm: the project page's form sets the project's default
+// model among those the person may pick, shows it chosen, and clears it;
+// an unknown model or another user's project changes nothing.
+func TestProjectModelForm(t *testing.T) {
+	a := newTestApp(t, withCatalog(t))
+	admin := a.register("admin")
+	fake, _ := fakeModels(t, a, admin)
+	ann, bob := a.register("ann"), a.register("bob")
+	annAPI := a.apiClient("ann")
+	var garden projectModelOut
+	annAPI.apiJSON(http.MethodPost, "/api/projects", map[string]any{"name": "Garden"}, http.StatusCreated, &garden)
+	if page := bodyOf(ann.get(paths.Project(garden.ID))); !strings.Contains(page, `data-testid="project-model"`) {
+		t.Fatalf("no model form on the project page:\n%s", page)
+	}
+	mustStatus(t, ann.postForm(paths.ProjectModel(garden.ID), url.Values{"model": {"424242"}}), http.StatusBadRequest)
+	mustStatus(t, ann.postForm(paths.ProjectModel(garden.ID), url.Values{"model": {"x"}}), http.StatusUnprocessableEntity)
+	mustStatus(t, bob.postForm(paths.ProjectModel(garden.ID), url.Values{"model": {fmt.Sprint(fake.ID)}}), http.StatusNotFound)
+	var got projectModelOut
+	annAPI.apiJSON(http.MethodGet, fmt.Sprintf("/api/projects/%d", garden.ID), nil, http.StatusOK, &got)
+	if got.DefaultModel != nil {
+		t.Fatalf("refused forms set the default model: %v", *got.DefaultModel)
+	}
+	mustStatus(t, ann.postForm(paths.ProjectModel(garden.ID), url.Values{"model": {fmt.Sprint(fake.ID)}}), http.StatusSeeOther)
+	annAPI.apiJSON(http.MethodGet, fmt.Sprintf("/api/projects/%d", garden.ID), nil, http.StatusOK, &got)
+	if got.DefaultModel == nil || *got.DefaultModel != fake.ID {
+		t.Fatalf("default model %v, want %d", got.DefaultModel, fake.ID)
+	}
+	doc := htmltest.Parse(t, bodyOf(ann.get(paths.Project(garden.ID))))
+	chosen := ""
+	for _, o := range htmltest.ByTag(htmltest.One(t, doc, "project-model"), "option") {
+		if _, ok := htmltest.Attr(o, "selected"); ok {
+			chosen, _ = htmltest.Attr(o, "value")
+		}
+	}
+	if chosen != fmt.Sprint(fake.ID) {
+		t.Fatalf("the page shows %q chosen, want %d", chosen, fake.ID)
+	}
+	mustStatus(t, ann.postForm(paths.ProjectModel(garden.ID), url.Values{"model": {"0"}}), http.StatusSeeOther)
+	got = projectModelOut{}
+	annAPI.apiJSON(http.MethodGet, fmt.Sprintf("/api/projects/%d", garden.ID), nil, http.StatusOK, &got)
+	if got.DefaultModel != nil {
+		t.Fatalf("cleared, yet %v", *got.DefaultModel)
+	}
+}

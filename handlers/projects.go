@@ -58,6 +58,31 @@ func (h *Handlers) project(c *fiber.Ctx) error {
 	return h.projectPage(c, id, nil)
 }
 
+// projectModel sets a project's default model (0: none, the person's
+// own default applies), one of the models the person may pick.
+func (h *Handlers) projectModel(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	model, err := strconv.ParseInt(c.FormValue("model"), 10, 64)
+	if err != nil || model < 0 {
+		return refuse(fiber.StatusUnprocessableEntity, "Choose one of the models offered.")
+	}
+	uid := currentUser(c).ID
+	if _, err := h.store.Project(c.UserContext(), uid, id); err != nil {
+		return err
+	}
+	if err := h.checkModel(c, &model); err != nil {
+		return err
+	}
+	if _, err := h.store.UpdateProject(c.UserContext(), uid, id, models.ProjectInput{DefaultModel: &model}); err != nil {
+		return err
+	}
+	h.sessions.Put(c.UserContext(), sessAccountFlash, "Default model saved.")
+	return redirect(c, paths.Project(id))
+}
+
 // projectInstructions saves a project's instructions and memory switch.
 func (h *Handlers) projectInstructions(c *fiber.Ctx) error {
 	id, err := pathID(c, "id")
@@ -222,6 +247,12 @@ func (h *Handlers) projectPage(c *fiber.Ctx, id int64, r *Refusal) error {
 	}
 	maxFile, _, _ := h.fileLimits()
 	p.Title, p.FileLimit = p.Name, screens.HumanBytes(maxFile)
+	if p.Models, err = h.defaultModelChoices(c); err != nil {
+		return err
+	}
+	for i := range p.Models {
+		p.Models[i].Default = p.Models[i].ID == p.DefaultModel
+	}
 	status := fiber.StatusOK
 	if r != nil {
 		p.Error, status = r.Reason, r.Status

@@ -192,6 +192,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	projects.Post("/:id/instructions", h.projectInstructions)
 	projects.Post("/:id/delete", h.projectDelete)
 	projects.Post("/:id/chat", h.projectChat)
+	projects.Post("/:id/model", h.projectModel)
 	projects.Post("/:id/files", h.projectFileAdd)
 	projects.Post("/:id/files/:file/delete", h.projectFileDelete)
 

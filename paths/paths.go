@@ -337,6 +337,9 @@ func ProjectDelete(projectID int64) string { return Project(projectID) + "/delet
 // ProjectChat starts a chat in a project: /projects/{id}/chat.
 func ProjectChat(projectID int64) string { return Project(projectID) + "/chat" }
 
+// ProjectModel sets a project's default model: /projects/{id}/model.
+func ProjectModel(projectID int64) string { return Project(projectID) + "/model" }
+
 // ProjectFiles adds a file to a project (a multipart upload):
 // /projects/{id}/files.
 func ProjectFiles(projectID int64) string { return Project(projectID) + "/files" }

@@ -68,6 +68,9 @@ func (s *Screens) Project(ctx context.Context, v Viewer, base views.Base, id int
 		return views.ProjectScreen{}, err
 	}
 	out := views.ProjectScreen{Base: base, ID: p.ID, Name: p.Name, Instructions: p.Instructions, Memory: p.Memory}
+	if p.DefaultModelID != nil {
+		out.DefaultModel = *p.DefaultModelID
+	}
 	files, err := s.store.ProjectFiles(ctx, v.UserID, id)
 	if err != nil {
 		return views.ProjectScreen{}, err
