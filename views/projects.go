@@ -36,7 +36,7 @@ type ProjectScreen struct {
 	Files        []ProjectFile
 	DefaultModel int64         // the project's default model; 0: none
 	Models       []ModelChoice // the models the person may pick, the project's default marked
-	FileLimit    string // the largest file one may upload, said for people
+	FileLimit    string        // the largest file one may upload, said for people
 	Notice       string
 	Error        string
 }
