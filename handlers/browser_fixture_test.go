@@ -113,6 +113,7 @@ func TestBrowser(t *testing.T) {
 		{"ToolReadEditorConfirm", browserToolReadEditorConfirm},
 		{"Attachments", browserAttachments},
 		{"Projects", browserProjects},
+		{"ProjectFiles", browserProjectFiles},
 		{"ModelPicker", browserModelPicker},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
