@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -114,7 +115,9 @@ func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, 
 			left = append(left, fmt.Sprintf("%q", f.Name))
 			continue
 		}
-		data, err := s.blobs().read(db, userID, f.BlobID, false)
+		// At most the bytes room characters can take (and a character's
+		// worth more): a large file is not read whole on every turn.
+		data, err := blobPrefix(db, userID, f.BlobID, int64(room)*utf8.UTFMax+utf8.UTFMax)
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}
@@ -122,9 +125,9 @@ func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, 
 			return "", err
 		}
 		text := strings.ToValidUTF8(string(data), "\uFFFD")
-		if n := utf8.RuneCountInString(text); n > room {
+		if utf8.RuneCountInString(text) > room {
 			text = string([]rune(text)[:room])
-			cut = append(cut, fmt.Sprintf("%q (the first %d of its %d characters)", f.Name, room, n))
+			cut = append(cut, fmt.Sprintf("%q (the first %d characters of its %d bytes)", f.Name, room, f.Size))
 		}
 		used += utf8.RuneCountInString(text)
 		fence := "```"
@@ -142,6 +145,18 @@ func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, 
 	}
 	if len(notText) > 0 {
 		out += "\n\nNot shown to you (not text): " + strings.Join(notText, ", ") + "."
+	}
+	return out, nil
+}
+
+// blobPrefix gives at most n of the first bytes of one of the user's blobs.
+func blobPrefix(db *gorm.DB, userID, id, n int64) ([]byte, error) {
+	var out []byte
+	row := db.Model(&Blob{}).Select("substr(data, 1, ?)", n).Where("id = ? AND user_id = ?", id, userID).Row()
+	if err := row.Scan(&out); errors.Is(err, sql.ErrNoRows) {
+		return nil, gorm.ErrRecordNotFound
+	} else if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

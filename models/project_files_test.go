@@ -139,7 +139,7 @@ func TestProjectFilesComposed(t *testing.T) {
 		for _, want := range []string{
 			"Be brief.\n\nThe project's files:\n\nFile \"small.md\":\n````\nUse ```go``` fences.\n````",
 			"File \"big.txt\":\n```\n" + strings.Repeat("b", ProjectFilesBudget-len("Use ```go``` fences.\n")) + "\n```",
-			"Cut short, to stay within 20000 characters of files: \"big.txt\" (the first 19979 of its 20000 characters).",
+			"Cut short, to stay within 20000 characters of files: \"big.txt\" (the first 19979 characters of its 20000 bytes).",
 			"Left out, to stay within 20000 characters of files: \"late.txt\".",
 			"Not shown to you (not text): \"pic.png\" (image/png).",
 		} {
@@ -198,6 +198,33 @@ func TestImportUndoKeepsTheAccountsProjectFiles(t *testing.T) {
 		}
 		if n := count(t, s, "file_holds", "1 = 1"); n != 0 {
 			t.Fatalf("%d holds left after the undo", n)
+		}
+	})
+}
+
+// TestProjectFilesPrefix: a text file larger than the budget's bytes is
+// read in part, cut at a character (multi-byte ones whole), and said cut.
+func TestProjectFilesPrefix(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		p, _ := s.CreateProject(ctx, ann.ID, ProjectInput{Name: ptr("Long")})
+		ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopeGeneral, Query: "hi", ProjectID: &p.ID}, "ok")
+		long := strings.Repeat("é", 3*ProjectFilesBudget) // 6 bytes a budget's character
+		f := mustFile(t, s, ann.ID, "long.txt", []byte(long))
+		if err := s.AddProjectFile(ctx, ann.ID, p.ID, f.ID); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.ComposeInstructions(ctx, ann.ID, ex.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "File \"long.txt\":\n```\n" + strings.Repeat("é", ProjectFilesBudget) + "\n```"
+		if !strings.Contains(c.Text, want) || strings.Contains(c.Text, "\uFFFD") {
+			t.Fatalf("the long file is not cut at %d characters", ProjectFilesBudget)
+		}
+		if !strings.Contains(c.Text, "\"long.txt\" (the first 20000 characters of its 120000 bytes)") {
+			t.Fatalf("not said cut: %.300s", c.Text[len(c.Text)-300:])
 		}
 	})
 }
