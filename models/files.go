@@ -306,6 +306,20 @@ type FileWithData struct {
 // bytes, in order. A file deleted meanwhile (its conversation went) is
 // simply not there.
 func (s *Store) MessageFiles(ctx context.Context, userID, messageID int64) ([]FileWithData, error) {
+	// Most messages have none: one index probe, by a hand-written
+	// statement, answers that before gorm builds the join (a turn asks
+	// for every user message it answers).
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, wrap("message files", err)
+	}
+	var attached bool
+	if err := sqlDB.QueryRowContext(ctx, hasAttachmentsStmt.in(s.dialect), messageID).Scan(&attached); err != nil {
+		return nil, wrap("message files", err)
+	}
+	if !attached {
+		return nil, nil
+	}
 	byMsg, err := s.Attachments(ctx, userID, []int64{messageID})
 	if err != nil {
 		return nil, err

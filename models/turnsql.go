@@ -63,6 +63,8 @@ var (
 		sqlite:   insertEntrySQL("?+0"),
 		postgres: newStmt(insertEntrySQL("?")).postgres,
 	}
+	// hasAttachmentsStmt: whether a message has attachments at all.
+	hasAttachmentsStmt = newStmt(`SELECT EXISTS (SELECT 1 FROM message_attachments WHERE message_id = ?)`)
 	insertErrorRowStmt = newStmt(`INSERT INTO messages (uid, exchange_id, seq, role, content, agent_type,
 		agent_response, tool, edit_mode, feedback, feedback_comment, created_at, copy_of)
 		VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
