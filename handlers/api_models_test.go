@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"palaver/agents"
 	"palaver/handlers"
@@ -32,7 +33,11 @@ func withCatalog(t *testing.T) appOption {
 }
 
 // fakeOpenAIServer lists two models and answers every chat with one line.
-func fakeOpenAIServer(t *testing.T) *httptest.Server {
+func fakeOpenAIServer(t *testing.T) *httptest.Server { return fakeOpenAIServerPaced(t, 0) }
+
+// fakeOpenAIServerPaced is fakeOpenAIServer, its reasoning sent and
+// flushed pause before the reply's text.
+func fakeOpenAIServerPaced(t *testing.T, pause time.Duration) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer sk-secret-key" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -45,6 +50,10 @@ func fakeOpenAIServer(t *testing.T) *httptest.Server {
 		case "/v1/chat/completions":
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, `data: {"model":"gpt-fake","choices":[{"delta":{"reasoning_content":"hmm"}}]}`+"\n\n")
+			if pause > 0 {
+				w.(http.Flusher).Flush()
+				time.Sleep(pause)
+			}
 			fmt.Fprint(w, `data: {"model":"gpt-fake","choices":[{"delta":{"content":"From the fake."},"finish_reason":"stop"}]}`+"\n\n")
 			fmt.Fprint(w, `data: {"model":"gpt-fake","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":2000,"total_tokens":3000}}`+"\n\n")
 			fmt.Fprint(w, "data: [DONE]\n\n")

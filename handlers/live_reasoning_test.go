@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The reasoning a model streams reaches the tab as it comes, in the
@@ -14,7 +15,10 @@ func TestLiveReasoningStreams(t *testing.T) {
 	a := newTestApp(t, withCatalog(t))
 	admin := a.register("ann")
 	bob := a.register("bob")
-	fake, _ := fakeModels(t, a, admin)
+	// The reasoning comes a moment before the text, as a real model's
+	// does: sent together, the tab's queued updates would fold it into
+	// the reply's frame.
+	fake, _ := fakeModels(t, a, admin, 300*time.Millisecond)
 	addr := a.listen()
 
 	var out apiChatOut

@@ -7,15 +7,18 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"palaver/models"
 )
 
 // fakeModels sets up the fake OpenAI connection with both its models
 // enabled: the builtin default first, then gpt-fake and gpt-other.
-func fakeModels(t *testing.T, a *testApp, admin *client) (fake, other models.LLMModel) {
+// fakeModels connects fakeOpenAIServer, paced by pause if given, and
+// enables its two models.
+func fakeModels(t *testing.T, a *testApp, admin *client, pause ...time.Duration) (fake, other models.LLMModel) {
 	t.Helper()
-	srv := fakeOpenAIServer(t)
+	srv := fakeOpenAIServerPaced(t, append(pause, 0)[0])
 	admin.apiJSON("POST", "/api/admin/connections", map[string]any{"name": "fake", "kind": "openai", "base_url": srv.URL + "/v1", "api_key": "sk-secret-key"}, http.StatusCreated, nil)
 	ms, _ := a.store.LLMModels(context.Background())
 	for _, m := range ms {
