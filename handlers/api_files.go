@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -132,7 +133,12 @@ func (h *Handlers) storeUpload(c *fiber.Ctx, name string, r io.Reader, drain fun
 	case <-c.UserContext().Done():
 		return nil, c.UserContext().Err()
 	}
-	data := make([]byte, n)
+	buf := uploadBuffers.Get().(*[]byte)
+	defer uploadBuffers.Put(buf)
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	data := (*buf)[:n]
 	if _, err := spool.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read spooled upload: %w", err)
 	}
@@ -157,6 +163,14 @@ func (h *Handlers) storeUpload(c *fiber.Ctx, name string, r io.Reader, drain fun
 	}
 	return stored, err
 }
+
+// uploadBuffers hold uploads read back to be checked and stored (at most
+// fileStoringAtOnce at a time). A buffer is used again while uploads keep
+// coming: memory fresh from the system costs a page fault every 4 KiB, and
+// on these machines that was 15–20 ms for a 4 MiB upload, more than
+// checking it. Nothing keeps a slice of one past storeUpload: the store
+// copies what it writes. Idle, the garbage collector takes them back.
+var uploadBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // fileUploadError answers what went wrong while an upload was read.
 func fileUploadError(err, tooLarge error, deadline time.Duration) error {
