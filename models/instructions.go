@@ -3,8 +3,12 @@ package models
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,15 +47,24 @@ func (c Composed) Metadata() map[string]any {
 // exchange and keeps it (InstructionText). Memory is left out when the
 // account or the chat's project turns it off, and in a temporary chat.
 func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int64) (Composed, error) {
-	db := s.db.WithContext(ctx)
-	var ex Exchange
-	if err := db.Select("id, project_id, temporary").Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
+	// Every turn runs this: its reads are statements by hand (gorm's
+	// building and reflection were most of their cost), the exchange's
+	// header and the account's instructions in one.
+	sqlDB, err := s.db.DB()
+	if err != nil {
 		return Composed{}, wrap("compose instructions", err)
 	}
-	acct, err := s.Instructions(ctx, userID)
-	if err != nil {
-		return Composed{}, err
+	var ex Exchange
+	acct := AccountInstructions{UserID: userID}
+	err = sqlDB.QueryRowContext(ctx, composeHeaderStmt.in(s.dialect), true, exchangeID, userID).
+		Scan(&ex.ProjectID, &ex.Temporary, &acct.About, &acct.Style, &acct.Memory)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = gorm.ErrRecordNotFound
 	}
+	if err != nil {
+		return Composed{}, wrap("compose instructions", err)
+	}
+	db := s.db.WithContext(ctx)
 	var b strings.Builder
 	section := func(head, body string) {
 		if strings.TrimSpace(body) == "" {
@@ -86,18 +99,9 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 		memory = memory && p.Memory
 	}
 	if memory {
-		var mems []Memory
-		if err := db.Where("user_id = ?", userID).Order("id DESC").Limit(MaxMemories).Find(&mems).Error; err != nil {
+		lines, err := memoryLines(ctx, sqlDB, s.dialect, userID)
+		if err != nil {
 			return Composed{}, wrap("compose instructions", err)
-		}
-		var lines []string
-		used := 0
-		for _, m := range mems { // newest first, while they fit
-			if used+len(m.Content) > MemoryBudget {
-				break
-			}
-			used += len(m.Content)
-			lines = append([]string{"- " + m.Content}, lines...)
 		}
 		section("What you remember about the person:", strings.Join(lines, "\n"))
 	}
@@ -111,8 +115,7 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 	// for SQLite's writer, and each such commit empties every other
 	// connection's page cache).
 	var kept bool
-	if err := db.Raw(`SELECT EXISTS (SELECT 1 FROM instruction_texts WHERE user_id = ? AND hash = ?)`,
-		userID, out.Hash).Row().Scan(&kept); err != nil {
+	if err := sqlDB.QueryRowContext(ctx, instructionTextKeptStmt.in(s.dialect), userID, out.Hash).Scan(&kept); err != nil {
 		return out, wrap("keep instructions", err)
 	}
 	if kept {
@@ -169,3 +172,46 @@ func InstructionsHash(r *AgentResponse) string {
 
 // emptyHash is the SHA-256 of no text.
 const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// The statements every turn's ComposeInstructions runs. The account's
+// instructions are subqueries, not a join (SQLite prepares a join with
+// bound values again on every run); a person without a row of them has
+// the defaults: nothing said, memory on (the first argument).
+var (
+	composeHeaderStmt = newStmt(`SELECT e.project_id, e.temporary,
+		COALESCE((SELECT about FROM account_instructions WHERE user_id = e.user_id), ''),
+		COALESCE((SELECT style FROM account_instructions WHERE user_id = e.user_id), ''),
+		COALESCE((SELECT memory FROM account_instructions WHERE user_id = e.user_id), ?)
+		FROM exchanges e WHERE e.id = ? AND e.user_id = ?`)
+	memoriesStmt = newStmt(`SELECT content FROM memories WHERE user_id = ? ORDER BY id DESC LIMIT ` +
+		strconv.Itoa(MaxMemories))
+	instructionTextKeptStmt = newStmt(`SELECT EXISTS (SELECT 1 FROM instruction_texts WHERE user_id = ? AND hash = ?)`)
+)
+
+// memoryLines are the person's memory entries as the system text lists
+// them, oldest first: the newest that fit in MemoryBudget.
+func memoryLines(ctx context.Context, db *sql.DB, dialect string, userID int64) ([]string, error) {
+	rows, err := db.QueryContext(ctx, memoriesStmt.in(dialect), userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var lines []string
+	used := 0
+	for rows.Next() { // newest first, while they fit
+		var content string
+		if err := rows.Scan(&content); err != nil {
+			return nil, err
+		}
+		if used+len(content) > MemoryBudget {
+			break
+		}
+		used += len(content)
+		lines = append(lines, "- "+content)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(lines)
+	return lines, nil
+}

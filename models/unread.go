@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -147,15 +149,22 @@ func (s *Store) MarkAllRead(ctx context.Context, userID int64, at time.Time) (in
 // the other turns' commits.
 func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, seen bool, at time.Time) error {
 	db := s.db.WithContext(ctx)
-	var marks []struct{ SeenSeq, LastSeq int64 }
-	if err := db.Raw(`SELECT seen_seq, `+lastSeqSQL+` AS last_seq FROM exchange_reads WHERE exchange_id = ?`, exchangeID).
-		Scan(&marks).Error; err != nil {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return wrap("reply finished", err)
+	}
+	// By hand: every turn reads it (gorm's scan into a struct was most of
+	// its cost).
+	var seenSeq, lastSeq int64
+	err = sqlDB.QueryRowContext(ctx, replyMarkStmt.in(s.dialect), exchangeID).Scan(&seenSeq, &lastSeq)
+	marked := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return wrap("reply finished", err)
 	}
 	switch {
-	case seen && (len(marks) == 0 || marks[0].SeenSeq == marks[0].LastSeq):
+	case seen && (!marked || seenSeq == lastSeq):
 		return nil // read, and stays so
-	case !seen && len(marks) > 0:
+	case !seen && marked:
 		return nil // unread already, from where it was
 	}
 	if seen {
@@ -168,3 +177,7 @@ func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, see
 		SELECT ?, ?, COALESCE(MAX(seq), 0) - 1, ? FROM messages WHERE exchange_id = ?
 		ON CONFLICT (exchange_id) DO NOTHING`, exchangeID, userID, at, exchangeID).Error)
 }
+
+// replyMarkStmt reads an exchange's read mark: where its person saw to,
+// and where its log ends.
+var replyMarkStmt = newStmt(`SELECT seen_seq, ` + lastSeqSQL + ` FROM exchange_reads WHERE exchange_id = ?`)
