@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 
 	"gorm.io/gorm"
@@ -40,23 +42,10 @@ func (p ModelPreferences) First(enabled func(int64) bool) int64 {
 // exchange (0: a new chat, which may start in projectID).
 func (s *Store) ModelPreferencesOf(ctx context.Context, userID, exchangeID int64, projectID *int64) (ModelPreferences, error) {
 	var p ModelPreferences
-	db := s.db.WithContext(ctx)
 	if exchangeID != 0 {
-		var ex Exchange
-		if err := db.Select("id", "project_id").Where("id = ? AND user_id = ?", exchangeID, userID).Take(&ex).Error; err != nil {
-			return p, wrap("model preferences", err)
-		}
-		projectID = ex.ProjectID
-		var last Message
-		err := db.Select("id", "role", "agent_response").Where("exchange_id = ? AND role = ? AND seq IS NOT NULL", exchangeID, RoleAssistant).
-			Order("seq DESC").Limit(1).Take(&last).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return p, wrap("model preferences", err)
-		}
-		if last.AgentResponse != nil {
-			p.Last = int64(metaNumber(last.AgentResponse.Metadata["model_id"]))
-		}
+		return s.turnModelPreferences(ctx, userID, exchangeID)
 	}
+	db := s.db.WithContext(ctx)
 	if projectID != nil {
 		var pr Project
 		err := db.Select("id", "default_model_id").Where("id = ? AND user_id = ?", *projectID, userID).Take(&pr).Error
@@ -118,3 +107,43 @@ func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (flo
 	}
 	return total, nil
 }
+
+// turnModelPreferences reads the preferences of a turn in the user's
+// exchange in one statement by hand: every turn without a picked model
+// reads them. Of the last reply's agent_response only metadata.model_id
+// is decoded.
+func (s *Store) turnModelPreferences(ctx context.Context, userID, exchangeID int64) (ModelPreferences, error) {
+	var p ModelPreferences
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return p, wrap("model preferences", err)
+	}
+	var project, person sql.NullInt64
+	var last sql.NullString
+	err = sqlDB.QueryRowContext(ctx, turnModelPreferencesStmt.in(s.dialect), exchangeID, userID).Scan(&project, &person, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = gorm.ErrRecordNotFound
+	}
+	if err != nil {
+		return p, wrap("model preferences", err)
+	}
+	p.Project, p.Person = project.Int64, person.Int64
+	if last.Valid && last.String != "" {
+		var r struct {
+			Metadata struct {
+				ModelID float64 `json:"model_id"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal([]byte(last.String), &r) == nil {
+			p.Last = int64(r.Metadata.ModelID)
+		}
+	}
+	return p, nil
+}
+
+var turnModelPreferencesStmt = newStmt(`SELECT
+	(SELECT default_model_id FROM projects WHERE id = e.project_id AND user_id = e.user_id),
+	(SELECT default_model_id FROM users WHERE id = e.user_id),
+	(SELECT agent_response FROM messages WHERE exchange_id = e.id AND role = '` + RoleAssistant + `' AND seq IS NOT NULL
+		ORDER BY seq DESC LIMIT 1)
+	FROM exchanges e WHERE e.id = ? AND e.user_id = ?`)

@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"fmt"
 	"io"
@@ -234,7 +235,18 @@ func (e *env) serve(ctx context.Context, path string) (err error) {
 	// One bench user drives every client and socket: the per-user limits,
 	// a policy for people, would measure the policy instead of the machine.
 	slots := agents.NewMemorySlotsWithLimits(nil)
-	e.svc = agents.New(e.store, &agents.Builtin{}, agents.Options{Logger: log, Slots: slots})
+	// The model catalog as `palaver serve` has it without --llm flags (its
+	// offline connection), so that a turn picks its model and checks its
+	// budget as a served one does.
+	box, err := agents.NewSecretBox(rand.Text())
+	if err != nil {
+		return err
+	}
+	if err := e.store.EnsureFlagConnection(ctx, models.LLMConnection{Name: "offline", Kind: models.KindBuiltin}, "builtin"); err != nil {
+		return err
+	}
+	catalog := agents.NewCatalog(e.store, box, &agents.Builtin{})
+	e.svc = agents.New(e.store, &agents.Builtin{}, agents.Options{Logger: log, Slots: slots, Catalog: catalog})
 	e.closers = append(e.closers, func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
