@@ -2,10 +2,13 @@ package screens_test
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"palaver/agents"
 	"palaver/models"
 	"palaver/screens"
 	"palaver/views"
@@ -125,4 +128,69 @@ func TestFamilyLookupSharedAcrossInterleavedEvents(t *testing.T) {
 	if n := cs.lookups.Load(); n != 2 {
 		t.Errorf("20 tabs hearing two events in turn made %d family lookups, want 2", n)
 	}
+}
+
+// Tabs hearing one new entry share its tail, built once per event and
+// viewer: every tab gets the entries as a lone tab does, their forms
+// carrying its own viewer's token.
+func TestTabsShareAnEventsTail(t *testing.T) {
+	ctx := context.Background()
+	s, u := newStore(t)
+	watched := liveChat(t, s, u.ID, "first")
+	type tab struct {
+		sc  *screens.Screens
+		v   screens.Viewer
+		tab *screens.LiveTab
+	}
+	shared := screens.New(s, s, views.NewMarkdown())
+	var lone, tabs []tab
+	for i := range 22 {
+		tb := tab{sc: shared, v: screens.Viewer{UserID: u.ID, CSRF: []string{"one", "two"}[i%2]}, tab: &screens.LiveTab{}}
+		if i < 2 {
+			tb.sc = screens.New(s, s, views.NewMarkdown()) // a lone tab, screens of its own
+		}
+		if _, err := tb.sc.LiveWatch(ctx, tb.v, tb.tab, watched.ID, 1, 0, nil); err != nil { // has the first turn
+			t.Fatal(err)
+		}
+		if i < 2 {
+			lone = append(lone, tb)
+		} else {
+			tabs = append(tabs, tb)
+		}
+	}
+	ex, _, err := s.StartTurn(ctx, models.TurnStart{UserID: u.ID, ExchangeID: watched.ID, AgentType: "router", Query: "and then?", Owner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := &models.Message{Role: models.RoleAssistant, Content: "this"}
+	header, err := s.FinishTurnHeader(ctx, ex.ID, "test", reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := agents.Event{Kind: agents.EventEntry, UserID: u.ID, ExchangeID: ex.ID, Exchange: header, Entry: reply}
+	want := map[string][]views.ChatMessage{}
+	for _, tb := range lone {
+		up, err := tb.sc.LiveEvent(ctx, tb.v, tb.tab, event, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(up.Entries)
+		if n == 0 || !strings.Contains(string(up.Entries[n-1].HTML), "this") || up.Entries[n-1].Feedback.CSRF != tb.v.CSRF {
+			t.Fatalf("a lone tab (%s) got %+v, want the reply with its token", tb.v.CSRF, up.Entries)
+		}
+		want[tb.v.CSRF] = up.Entries
+	}
+	var wg sync.WaitGroup
+	for i, tb := range tabs {
+		wg.Go(func() {
+			up, err := tb.sc.LiveEvent(ctx, tb.v, tb.tab, event, false)
+			if err != nil {
+				t.Error(err)
+			}
+			if !reflect.DeepEqual(up.Entries, want[tb.v.CSRF]) {
+				t.Errorf("tab %d (%s) got\n%+v\nwant\n%+v", i, tb.v.CSRF, up.Entries, want[tb.v.CSRF])
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -488,17 +488,22 @@ func (s *live) entries(u *views.LiveUpdate, msgs []models.Message, ex *models.Ex
 		u.PageEntries = append(u.PageEntries, entries...)
 		return nil
 	}
+	// Built as the send answer builds them (NewEntries).
+	var t tail
+	var err error
 	if ex == nil {
-		var err error
 		if ex, err = s.sc.store.Exchange(s.ctx, s.v.UserID, s.feed.exchangeID); err != nil {
 			return err
 		}
+		t, err = s.sc.newTail(s.ctx, s.v, ex, fresh)
+	} else { // the event's header: its tabs share the tail
+		key := tailKey{userID: s.v.UserID, csrf: s.v.CSRF, first: fresh[0].ID, last: fresh[len(fresh)-1].ID, n: len(fresh)}
+		t, err = s.sc.tails.get(ex, key, func() (tail, error) { return s.sc.newTail(s.ctx, s.v, ex, fresh) })
 	}
-	// Built as the send answer builds them (NewEntries).
-	entries, places, err := s.sc.NewEntries(s.ctx, s.v, ex, fresh)
 	if err != nil {
 		return err
 	}
+	entries, places := t.entries, t.places
 	u.Entries = append(u.Entries, entries...)
 	if ex.Scope != models.ScopeGeneral {
 		return nil // a job's chat has no switchers
@@ -544,6 +549,28 @@ func (s *live) answered(u *views.LiveUpdate, fresh []models.Message) error {
 		}
 	}
 	return nil
+}
+
+// tail is a live event's new entries as a tab shows them, with the
+// branch switchers placed on the log (NewEntries); shared by the tabs of
+// the event (Screens.tails), and only read.
+type tail struct {
+	entries []views.ChatMessage
+	places  map[int64]views.BranchSwitch
+}
+
+// tailKey is what a tab's tail depends on besides the event: its viewer
+// (the forms' token) and which of the event's entries are new to it.
+type tailKey struct {
+	userID      int64
+	csrf        string
+	first, last int64
+	n           int
+}
+
+func (s *Screens) newTail(ctx context.Context, v Viewer, ex *models.Exchange, msgs []models.Message) (tail, error) {
+	entries, places, err := s.NewEntries(ctx, v, ex, msgs)
+	return tail{entries: entries, places: places}, err
 }
 
 // NewEntries maps entries new to a tab of ex's transcript (a general chat's

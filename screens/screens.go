@@ -31,7 +31,10 @@ type Screens struct {
 	store    *models.Store
 	heads    FamilyHeads
 	markdown *views.Markdown
-	families familyMemo // one family lookup per live event (family_memo.go)
+	// One lookup per live event for all the tabs it reaches (family_memo.go):
+	// the family's heads, and the transcript's tail of new entries.
+	families eventMemo[int64, map[int64]models.FamilyHead]
+	tails    eventMemo[tailKey, tail]
 }
 
 // New builds screens over store, its family lookups made by heads (the
