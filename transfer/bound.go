@@ -1,6 +1,9 @@
 package transfer
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // boundReader bounds the JSON tokens of a stream before a decoder holds
 // them: it follows strings (their escapes included) and nesting as the
@@ -20,6 +23,7 @@ type boundReader struct {
 	// "data" key of a top-level object (a file line's bytes, base64):
 	// a file of the per-file limit is longer than any text field.
 	maxData int64
+	maxFile int64 // the per-file limit maxData encodes, to name it
 
 	key      [4]byte // the first bytes of the string being read, at depth 1
 	afterKey int     // 1: a "data" key just ended; 2: and its ":"
@@ -66,12 +70,13 @@ func (b *boundReader) Read(p []byte) (int, error) {
 					b.afterKey = 1
 				}
 			}
-			limit, what := b.maxString, "a string"
+			limit, what, why := b.maxString, "a string", ""
 			if b.dataStr {
 				limit, what = b.maxData, "a file's data"
+				why = fmt.Sprintf("base64: a file may be at most %d bytes", b.maxFile)
 			}
 			if limit > 0 && b.stringLen > limit {
-				b.err = &LimitError{What: what, Max: limit, Unit: "bytes"}
+				b.err = &LimitError{What: what, Max: limit, Unit: "bytes", Why: why}
 				return i, b.err
 			}
 			if !b.inString {

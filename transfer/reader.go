@@ -37,7 +37,7 @@ func NewReader(r io.Reader) (*Reader, error) { return Options{}.NewReader(r) }
 func (o Options) NewReader(r io.Reader) (*Reader, error) {
 	o = o.withDefaults()
 	bound := newBoundReader(r, o.MaxStringBytes, 0, 0) // a line is bounded whole by maxLine
-	bound.maxData = base64Len(o.MaxFileBytes)
+	bound.maxData, bound.maxFile = base64Len(o.MaxFileBytes), o.MaxFileBytes
 	rd := &Reader{o: o, br: bufio.NewReaderSize(bound, 64<<10), maxLine: o.MaxLineBytes, seen: map[UID]struct{}{}}
 	rd.budget = budget{o: &rd.o, read: func() int64 { return bound.total }}
 	skipBOM(rd.br)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
@@ -98,4 +100,47 @@ func readExport(t *testing.T, s string) []transfer.Item {
 		}
 		items = append(items, it)
 	}
+}
+
+// TestImportCommandFileLimit: palaver import takes attached files up to
+// --file-max-mib (serve's flag, 20 MiB by default): over it, nothing is
+// imported and the line names the limit.
+func TestImportCommandFileLimit(t *testing.T) {
+	db := dbPath(t)
+	palaver(t, "user", "add", "ann", "--password", "correct horse", "--db", db).ok(t, "user add")
+	palaver(t, "user", "add", "bob", "--password", "correct horse", "--db", db).ok(t, "user add")
+	s := openDB(t, db)
+	ctx := context.Background()
+	ann, err := s.UserByUsername(ctx, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("two MiB of log lines\n"), (2<<20)/21)
+	sum := sha256.Sum256(data)
+	if _, err := s.CreateFile(ctx, models.NewFile{File: models.File{UserID: ann.ID, Name: "big.log", ContentType: "text/plain; charset=utf-8",
+		Kind: models.FileText, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, Data: data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "ann.ndjson")
+	if r := palaver(t, "export", "--user", "ann", "--out", out, "--db", db); r.code != 0 {
+		t.Fatalf("export: exit %d, %s", r.code, r.stderr)
+	}
+
+	r := palaver(t, "import", "--user", "bob", "--file-max-mib", "1", out, "--db", db)
+	r.oneLine(t, "an import of a file over --file-max-mib", "nothing imported")
+	if !strings.Contains(r.stderr, "a file may be at most 1048576 bytes") {
+		t.Errorf("the refusal does not name the limit: %q", r.stderr)
+	}
+	bob, err := s.UserByUsername(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := s.Files(ctx, bob.ID); err != nil || len(files) != 0 {
+		t.Fatalf("a refused import stored files: %v, %v", files, err)
+	}
+	palaver(t, "import", "--user", "bob", out, "--db", db).ok(t, "an import within the default limit")
+	if files, err := s.Files(ctx, bob.ID); err != nil || len(files) != 1 || files[0].Size != int64(len(data)) {
+		t.Fatalf("imported files: %+v, %v", files, err)
+	}
+	palaver(t, "import", "--user", "bob", "--file-max-mib", "0", out, "--db", db).oneLine(t, "a limit of 0", "--file-max-mib")
 }

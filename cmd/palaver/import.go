@@ -16,12 +16,16 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f := newFlags("import", stderr)
 	user := f.string("user", "", "the account that receives the data (required)")
 	db := dbFlag(f)
+	fileMiB := f.int("file-max-mib", 20, "largest attached file the import takes, in MiB (as serve's flag)")
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
 	}
 	if *user == "" || len(pos) != 1 {
 		return fmt.Errorf("%w: import needs --user NAME and one FILE", errUsage)
+	}
+	if *fileMiB <= 0 {
+		return fmt.Errorf("%w: --file-max-mib must be a positive number of MiB", errUsage)
 	}
 	file, err := os.Open(pos[0])
 	if err != nil {
@@ -33,7 +37,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer store.Close()
-	n, err := dataport.Import(ctx, store, u.ID, file, transfer.Options{})
+	n, err := dataport.Import(ctx, store, u.ID, file, transfer.Options{MaxFileBytes: int64(*fileMiB) << 20})
 	if err != nil {
 		return fmt.Errorf("nothing imported: %w", err)
 	}
