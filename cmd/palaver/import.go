@@ -16,6 +16,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f := newFlags("import", stderr)
 	user := f.string("user", "", "the account that receives the data (required)")
 	db := dbFlag(f)
+	blobStore := blobStoreFlag(f)
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -28,7 +29,11 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer file.Close()
-	store, u, err := openForUser(ctx, *db, *user)
+	blobs, err := blobStore()
+	if err != nil {
+		return err
+	}
+	store, u, err := openForUser(ctx, *db, *user, blobs)
 	if err != nil {
 		return err
 	}
