@@ -107,6 +107,10 @@ func TestS3BlobStore(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("read back %d bytes (%v), want %d identical", len(got), err, len(data))
 		}
+		// A project's knowledge reads only a prefix: a ranged read.
+		if got, err := s.readBlob(ctx, u.ID, a.BlobID, false, 7); err != nil || string(got) != "the byt" {
+			t.Fatalf("the first 7 bytes: %q, %v", got, err)
+		}
 		// An image: its thumbnail is an object of its own.
 		img, err := s.CreateFile(ctx, imageFile(u.ID, []byte("image bytes"), []byte("thumb bytes")), 0)
 		if err != nil {

@@ -27,8 +27,8 @@ const Env = "PALAVER_TEST_S3_SERVER"
 
 // Access and secret keys of the server's root account.
 const (
-	AccessKey = "palaver-test"
-	SecretKey = "palaver-test-secret"
+	AccessKey = "root-access-key"
+	SecretKey = "root-secret-key-of-the-test"
 )
 
 // Server is one running S3 server with one empty bucket.

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"palaver/internal/s3test"
+)
+
+// apiCall makes one API request with an API key and returns the status
+// and body.
+func apiCall(t *testing.T, method, url, key, ctype string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", key)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+// uploadFile posts data as a file named name; it returns the status and
+// the file's id (0 unless 201).
+func uploadFile(t *testing.T, base, key, name string, data []byte) (int, int64) {
+	t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	part, _ := w.CreateFormFile("file", name)
+	_, _ = part.Write(data)
+	_ = w.Close()
+	status, body := apiCall(t, http.MethodPost, base+"/api/files", key, w.FormDataContentType(), b.Bytes())
+	var f struct{ ID int64 }
+	if status == http.StatusCreated {
+		if err := json.Unmarshal(body, &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return status, f.ID
+}
+
+// TestServeWithS3BlobStore: palaver serve --blob-store s3://… against a
+// real S3 server: an upload is an object in the bucket, served back
+// byte-identical; a conversation's deletion takes its objects (the
+// housekeeping goroutine drains the queue); export and import carry the
+// files through the store; the store down answers an upload 503 and
+// stores nothing; the credentials never reach the log.
+func TestServeWithS3BlobStore(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Setenv("PALAVER_S3_ACCESS_KEY", s3test.AccessKey)
+	t.Setenv("PALAVER_S3_SECRET_KEY", s3test.SecretKey)
+	db := dbPath(t)
+	for _, name := range []string{"ann", "bob"} {
+		palaver(t, "user", "add", name, "--password", "correct horse", "--db", db).ok(t, "user add")
+	}
+	annKey := strings.TrimSpace(palaver(t, "user", "key", "ann", "--db", db).stdout)
+	bobKey := strings.TrimSpace(palaver(t, "user", "key", "bob", "--db", db).stdout)
+	t.Setenv("PALAVER_BLOB_STORE", srv.URL()) // the flag's variable
+	base, logs := startServe(t, "--db", db)
+
+	data := bytes.Repeat([]byte("a log line of the attached file\n"), 4000)
+	status, id := uploadFile(t, base, annKey, "app.log", data)
+	if status != http.StatusCreated {
+		t.Fatalf("upload: %d", status)
+	}
+	if keys, files := srv.Keys(t), srv.Files(t); len(keys) != 1 || fmt.Sprint(keys) != fmt.Sprint(files) {
+		t.Fatalf("objects %v, on disk %v; want the one upload", keys, files)
+	}
+	if status, _ := uploadFile(t, base, annKey, "again.log", data); status != http.StatusCreated || len(srv.Keys(t)) != 1 {
+		t.Fatalf("the same bytes again: %d, objects %v", status, srv.Keys(t))
+	}
+	status, got := apiCall(t, http.MethodGet, fmt.Sprintf("%s/api/files/%d", base, id), annKey, "", nil)
+	if status != http.StatusOK || !bytes.Equal(got, data) {
+		t.Fatalf("download: %d, %d bytes, want %d identical", status, len(got), len(data))
+	}
+
+	// Export with the file, import into bob's account: bob's own object.
+	out := filepath.Join(t.TempDir(), "ann.ndjson")
+	if r := palaver(t, "export", "--user", "ann", "--out", out, "--db", db); r.code != 0 {
+		t.Fatalf("export: %d %s", r.code, r.stderr)
+	}
+	if r := palaver(t, "import", "--user", "bob", out, "--db", db); r.code != 0 {
+		t.Fatalf("import: %d %s", r.code, r.stderr)
+	}
+	if keys := srv.Keys(t); len(keys) != 2 {
+		t.Fatalf("objects after bob's import: %v", keys)
+	}
+	status, list := apiCall(t, http.MethodGet, base+"/api/files", bobKey, "", nil)
+	var files struct{ Files []struct{ ID int64 } }
+	if err := json.Unmarshal(list, &files); status != http.StatusOK || err != nil || len(files.Files) != 2 {
+		t.Fatalf("bob's files: %d %s", status, list)
+	}
+	status, got = apiCall(t, http.MethodGet, fmt.Sprintf("%s/api/files/%d", base, files.Files[0].ID), bobKey, "", nil)
+	if status != http.StatusOK || !bytes.Equal(got, data) {
+		t.Fatalf("bob's imported file: %d, %d bytes", status, len(got))
+	}
+
+	// A conversation attaching bob's files, deleted: its objects go.
+	body, _ := json.Marshal(map[string]any{"query": "look at these", "attachments": []int64{files.Files[0].ID, files.Files[1].ID}})
+	status, answer := apiCall(t, http.MethodPost, base+"/api/chat", bobKey, "application/json", body)
+	var chat struct {
+		ExchangeID int64 `json:"exchange_id"`
+	}
+	if err := json.Unmarshal(answer, &chat); status != http.StatusOK || err != nil || chat.ExchangeID == 0 {
+		t.Fatalf("chat: %d %s", status, answer)
+	}
+	if status, b := apiCall(t, http.MethodDelete, fmt.Sprintf("%s/api/chat/exchange/%d", base, chat.ExchangeID), bobKey, "", nil); status != http.StatusOK {
+		t.Fatalf("delete: %d %s", status, b)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(srv.Keys(t)) != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("objects 30 s after bob's conversation went: %v", srv.Keys(t))
+		}
+	}
+
+	// The store down: 503, nothing stored.
+	srv.Stop()
+	if status, _ := uploadFile(t, base, annKey, "new.txt", []byte("while the store is down")); status != http.StatusServiceUnavailable {
+		t.Fatalf("upload while the store is down: %d, want 503", status)
+	}
+	status, list = apiCall(t, http.MethodGet, base+"/api/files", annKey, "", nil)
+	if err := json.Unmarshal(list, &files); status != http.StatusOK || err != nil || len(files.Files) != 2 {
+		t.Fatalf("ann's files after a refused upload: %d %s", status, list)
+	}
+	if strings.Contains(logs.String(), s3test.SecretKey) || strings.Contains(logs.String(), s3test.AccessKey) {
+		t.Fatalf("the log holds the store's credentials: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "S3-compatible store") {
+		t.Fatalf("the log does not say where files go: %s", logs.String())
+	}
+}
+
+// TestServeBlobStoreMistakes: a --blob-store that cannot work stops serve
+// at start-up with one line saying why.
+func TestServeBlobStoreMistakes(t *testing.T) {
+	srv := s3test.Start(t)
+	db := dbPath(t)
+	t.Setenv("PALAVER_S3_ACCESS_KEY", s3test.AccessKey)
+	t.Setenv("PALAVER_S3_SECRET_KEY", s3test.SecretKey)
+	for _, tc := range []struct{ url, want string }{
+		{"s3://bucket", "--blob-store: endpoint=HOST:PORT is required"},
+		{"s3://bkt?endpoint=" + srv.Endpoint + "&secure=no", "--blob-store: secure="},
+		{"s3://no-such-bucket?endpoint=" + srv.Endpoint + "&secure=false&path_style=true", `no bucket "no-such-bucket"`},
+	} {
+		r := palaver(t, "serve", "--addr", "127.0.0.1:0", "--db", db, "--blob-store", tc.url)
+		r.oneLine(t, tc.url, tc.want)
+	}
+	t.Setenv("PALAVER_S3_SECRET_KEY", "")
+	r := palaver(t, "serve", "--addr", "127.0.0.1:0", "--db", db, "--blob-store", srv.URL())
+	r.oneLine(t, "no secret key", "PALAVER_S3_SECRET_KEY")
+}
