@@ -2,17 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"palaver/internal/s3test"
+	"palaver/models"
 )
 
 // apiCall makes one API request with an API key and returns the status
@@ -164,4 +170,183 @@ func TestServeBlobStoreMistakes(t *testing.T) {
 	t.Setenv("PALAVER_S3_SECRET_KEY", "")
 	r := palaver(t, "serve", "--addr", "127.0.0.1:0", "--db", db, "--blob-store", srv.URL())
 	r.oneLine(t, "no secret key", "PALAVER_S3_SECRET_KEY")
+}
+
+// TestS3CrashLoop kills a real server (SIGKILL) with --blob-store s3://…
+// while clients upload files, attach them and delete the conversations
+// again, restarts it each time, and then checks what the kills left: no
+// blob row whose object is missing, the deletion queue drained by the
+// restart, and every object either a blob's or an orphan of an upload cut
+// off between its put and its commit, which the sweep deletes.
+func TestS3CrashLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	srv := s3test.Start(t)
+	bin := buildBinary(t)
+	t.Setenv("PALAVER_S3_ACCESS_KEY", s3test.AccessKey)
+	t.Setenv("PALAVER_S3_SECRET_KEY", s3test.SecretKey)
+	t.Setenv("PALAVER_BLOB_STORE", srv.URL()) // the servers started below inherit it
+	db := filepath.Join(t.TempDir(), "palaver.db")
+	const clients, rounds = 3, 4
+	keys := make([]string, clients)
+	for i := range keys {
+		name := fmt.Sprintf("user%d", i)
+		cli(t, bin, "user", "add", name, "--password", "correct horse", "--db", db)
+		keys[i] = cli(t, bin, "user", "key", name, "--db", db)
+	}
+	addr := freeAddr(t)
+	var uploads, deletions atomic.Int64
+	for round := range rounds {
+		s := startServer(t, bin, db, addr)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					text := strings.Repeat(fmt.Sprintf("round %d client %d file %d\n", round, c, i), 200)
+					id, err := crashUpload(s.base, keys[c], "f.txt", text)
+					if err != nil {
+						return // the kill
+					}
+					uploads.Add(1)
+					if i%3 == 2 {
+						continue // kept: some blobs outlive the loop
+					}
+					var chat struct {
+						ExchangeID int64 `json:"exchange_id"`
+					}
+					body := map[string]any{"query": "look", "attachments": []int64{id}}
+					if st, err := tryAPI(s.base, http.MethodPost, "/api/chat", keys[c], body, &chat); err != nil || st != http.StatusOK {
+						return
+					}
+					if st, err := tryAPI(s.base, http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", chat.ExchangeID), keys[c], nil, nil); err != nil || st != http.StatusOK {
+						return
+					}
+					deletions.Add(1)
+				}
+			})
+		}
+		time.Sleep(time.Duration(300+100*round) * time.Millisecond)
+		if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.cmd.Wait()
+		close(stop)
+		wg.Wait()
+	}
+	if uploads.Load() < rounds || deletions.Load() == 0 {
+		t.Fatalf("%d uploads, %d deletions: the loop proves nothing", uploads.Load(), deletions.Load())
+	}
+	t.Logf("%d uploads, %d conversations deleted, %d kills", uploads.Load(), deletions.Load(), rounds)
+
+	// The restart drains what the kills left queued.
+	s := startServer(t, bin, db, addr)
+	store := openDB(t, db)
+	sqlDB, err := store.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(q string) int64 {
+		var n int64
+		if err := sqlDB.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); count("SELECT COUNT(*) FROM blob_deletions") != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deletions still queued 30 s after the restart", count("SELECT COUNT(*) FROM blob_deletions"))
+		}
+	}
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("graceful shutdown: %v\n%s", err, s.log)
+	}
+	// No dangling reference: every key a row names is an object.
+	objects := map[string]bool{}
+	for _, k := range srv.Keys(t) {
+		objects[k] = true
+	}
+	rows, err := sqlDB.Query("SELECT object_key FROM blobs UNION ALL SELECT thumbnail_key FROM blobs WHERE thumbnail_key IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for rows.Next() {
+		var k *string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		if k == nil {
+			t.Fatal("a blob row of the S3 store keeps its bytes in the database")
+		}
+		named[*k] = true
+		if !objects[*k] {
+			t.Errorf("blob object %s is missing: a dangling reference", *k)
+		}
+	}
+	rows.Close()
+	if len(named) == 0 || count("SELECT COUNT(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.id = f.blob_id)") != 0 ||
+		count("SELECT COUNT(*) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.blob_id = b.id)") != 0 {
+		t.Fatalf("%d blobs; files without blobs or blobs without files", len(named))
+	}
+	// Orphans: at most one upload in flight per client and kill; the
+	// sweep (without its hour of grace: nothing runs now) takes them.
+	orphans := 0
+	for k := range objects {
+		if !named[k] {
+			orphans++
+		}
+	}
+	if orphans > clients*rounds {
+		t.Fatalf("%d orphan objects after %d kills of %d clients", orphans, rounds, clients)
+	}
+	cfg, err := models.ParseBlobStore(srv.URL(), srv.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OrphanGrace = time.Nanosecond
+	sweeper, err := models.Open(db, models.Options{Blobs: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sweeper.Close()
+	if n, _, err := sweeper.PurgeUnreferencedBlobs(context.Background()); err != nil || n != int64(orphans) {
+		t.Fatalf("swept %d, %v; want the %d orphans", n, err, orphans)
+	}
+	if left := srv.Keys(t); len(left) != len(named) {
+		t.Fatalf("%d objects after the sweep, want the %d blobs' own", len(left), len(named))
+	}
+	t.Logf("%d blob objects kept, %d orphans swept", len(named), orphans)
+}
+
+// tryAPI is one API request that may fail (the server killed under it).
+func tryAPI(base, method, path, key string, body, out any) (int, error) {
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, base+path, r)
+	req.Header.Set("x-api-key", key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			return res.StatusCode, err
+		}
+	}
+	return res.StatusCode, nil
 }
