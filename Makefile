@@ -60,6 +60,7 @@ bench: $(BIN) ## Measure against the performance targets on a temporary database
 	$(BIN) bench $(BENCH_FLAGS)
 
 $(S3SERVER): tools/s3server/go.mod tools/s3server/go.sum
+	@mkdir -p $(dir $(S3SERVER))
 	cd tools/s3server && $(GO) build -o ../../$(S3SERVER) github.com/versity/versitygw/cmd/versitygw
 
 s3server: $(S3SERVER) ## Build the S3 server the tests of --blob-store s3://… use (bin/versitygw)
