@@ -350,3 +350,39 @@ func tryAPI(base, method, path, key string, body, out any) (int, error) {
 	}
 	return res.StatusCode, nil
 }
+
+// TestS3BlobStoreTwoProcesses: two palaver serve processes on one
+// PostgreSQL database and one bucket see the same blobs: a file uploaded
+// through one downloads through the other, the same bytes through the
+// other are the same object, and deleting both files through the other
+// deletes it.
+func TestS3BlobStoreTwoProcesses(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Setenv("PALAVER_S3_ACCESS_KEY", s3test.AccessKey)
+	t.Setenv("PALAVER_S3_SECRET_KEY", s3test.SecretKey)
+	t.Setenv("PALAVER_BLOB_STORE", srv.URL()) // both servers inherit it
+	ts := startTwo(t)
+	data := bytes.Repeat([]byte("shared between processes\n"), 1000)
+	status, id := uploadFile(t, ts.a.base, ts.key, "a.txt", data)
+	if status != http.StatusCreated || len(srv.Keys(t)) != 1 {
+		t.Fatalf("upload through A: %d, objects %v", status, srv.Keys(t))
+	}
+	status, got := apiCall(t, http.MethodGet, fmt.Sprintf("%s/api/files/%d", ts.b.base, id), ts.key, "", nil)
+	if status != http.StatusOK || !bytes.Equal(got, data) {
+		t.Fatalf("download through B: %d, %d bytes", status, len(got))
+	}
+	status, id2 := uploadFile(t, ts.b.base, ts.key, "b.txt", data)
+	if status != http.StatusCreated || len(srv.Keys(t)) != 1 {
+		t.Fatalf("the same bytes through B: %d, objects %v", status, srv.Keys(t))
+	}
+	for _, f := range []int64{id, id2} {
+		if status, b := apiCall(t, http.MethodDelete, fmt.Sprintf("%s/api/files/%d", ts.b.base, f), ts.key, "", nil); status != http.StatusOK {
+			t.Fatalf("delete %d through B: %d %s", f, status, b)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(srv.Keys(t)) != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("objects 30 s after the files went: %v", srv.Keys(t))
+		}
+	}
+}
