@@ -103,6 +103,12 @@ func TestS3BlobStore(t *testing.T) {
 		if used, _ := s.UsedBytes(ctx, u.ID); used != int64(len(data)) {
 			t.Fatalf("used = %d", used)
 		}
+		// Over the quota: refused, nothing left in the bucket.
+		big := imageFile(u.ID, bytes.Repeat([]byte("x"), 10), nil)
+		var oq *ErrOverQuota
+		if _, err := s.CreateFile(ctx, big, int64(len(data))+5); !errors.As(err, &oq) || !slices.Equal(srv.Keys(t), keys) {
+			t.Fatalf("over the quota: %v, objects %v", err, srv.Keys(t))
+		}
 		_, got, err := s.FileData(ctx, u.ID, b.ID, false)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("read back %d bytes (%v), want %d identical", len(got), err, len(data))

@@ -105,7 +105,13 @@ var onConflictDoNothing = clause.OnConflict{DoNothing: true}
 func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File, error) {
 	f := nf.File
 	// With the S3 store the objects are put first (blobs_s3.go), and
-	// deleted again if no row takes them.
+	// deleted again if no row takes them: an upload over the quota is
+	// refused before (and again in the transaction, which decides).
+	if s.objects != nil {
+		if err := withinQuota(s.db.WithContext(ctx), &f, quota); err != nil {
+			return nil, wrap("create file", err)
+		}
+	}
 	staged, err := s.stageBlob(ctx, f.UserID, f.SHA256, nf.Data, nf.Thumbnail)
 	if err != nil {
 		return nil, wrap("create file", err)
@@ -120,18 +126,8 @@ func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File,
 			}
 		}
 		at := now()
-		if quota > 0 {
-			used, err := usedBytes(tx, f.UserID)
-			if err != nil {
-				return err
-			}
-			var have int64
-			if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil {
-				return err
-			}
-			if have == 0 && used+f.Size > quota {
-				return &ErrOverQuota{Quota: quota}
-			}
+		if err := withinQuota(tx, &f, quota); err != nil {
+			return err
 		}
 		id, err := s.putBlob(ctx, tx, staged, at)
 		if err != nil {
@@ -145,6 +141,27 @@ func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File,
 		return nil, wrap("create file", err)
 	}
 	return &f, nil
+}
+
+// withinQuota refuses f with *ErrOverQuota when its new blob would take
+// the user's blobs past quota bytes (0: no quota); bytes the user has
+// already do not count again.
+func withinQuota(tx *gorm.DB, f *File, quota int64) error {
+	if quota <= 0 {
+		return nil
+	}
+	used, err := usedBytes(tx, f.UserID)
+	if err != nil {
+		return err
+	}
+	var have int64
+	if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil {
+		return err
+	}
+	if have == 0 && used+f.Size > quota {
+		return &ErrOverQuota{Quota: quota}
+	}
+	return nil
 }
 
 func usedBytes(tx *gorm.DB, userID int64) (int64, error) {
