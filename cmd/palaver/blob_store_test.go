@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	_ "image/jpeg" // thumbnails may be JPEG
+	pngenc "image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -94,6 +98,32 @@ func TestServeWithS3BlobStore(t *testing.T) {
 	status, got := apiCall(t, http.MethodGet, fmt.Sprintf("%s/api/files/%d", base, id), annKey, "", nil)
 	if status != http.StatusOK || !bytes.Equal(got, data) {
 		t.Fatalf("download: %d, %d bytes, want %d identical", status, len(got), len(data))
+	}
+
+	// An image: its thumbnail is an object too, served back as an image.
+	var png bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 300, 200))
+	for x := range 300 {
+		img.Set(x, x%200, color.RGBA{200, 10, 10, 255})
+	}
+	if err := pngenc.Encode(&png, img); err != nil {
+		t.Fatal(err)
+	}
+	status, imgID := uploadFile(t, base, annKey, "red.png", png.Bytes())
+	if status != http.StatusCreated || len(srv.Keys(t)) != 3 {
+		t.Fatalf("image upload: %d, objects %v", status, srv.Keys(t))
+	}
+	status, thumb := apiCall(t, http.MethodGet, fmt.Sprintf("%s/api/files/%d/thumbnail", base, imgID), annKey, "", nil)
+	if _, _, err := image.Decode(bytes.NewReader(thumb)); status != http.StatusOK || err != nil {
+		t.Fatalf("thumbnail: %d, %v", status, err)
+	}
+	if status, b := apiCall(t, http.MethodDelete, fmt.Sprintf("%s/api/files/%d", base, imgID), annKey, "", nil); status != http.StatusOK {
+		t.Fatalf("delete the image: %d %s", status, b)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(srv.Keys(t)) != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("objects 30 s after the image went: %v", srv.Keys(t))
+		}
 	}
 
 	// Export with the file, import into bob's account: bob's own object.
