@@ -4,6 +4,10 @@ GO       ?= go
 TAGS     := sqlite_fts5
 GOFLAGS_ := -tags=$(TAGS)
 BIN      := bin/palaver
+# The S3-compatible server the S3 blob store's tests run against (Versity's
+# gateway): a module of its own (tools/s3server), so that its ~200 modules
+# stay out of Palaver's go.mod; built once into bin/, from the module proxy.
+S3SERVER := bin/versitygw
 ASSETS   := static/dist/app.css static/dist/htmx.min.js static/dist/ws.min.js
 GO_SRC   := $(shell find . -name '*.go' -not -path './node_modules/*') go.mod go.sum
 TEMPL    := $(wildcard views/*.templ)
@@ -21,10 +25,10 @@ FUZZ_UPLOAD   ?= 15000x
 export BROWSERSLIST_IGNORE_OLD_DATA := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help assets generate build run test check bench clean chromium
+.PHONY: help assets generate build run test check bench clean chromium s3server
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -55,6 +59,12 @@ run: $(BIN) ## Build, migrate data/palaver.db and serve on http://127.0.0.1:8080
 bench: $(BIN) ## Measure against the performance targets on a temporary database (BENCH_FLAGS=--quick)
 	$(BIN) bench $(BENCH_FLAGS)
 
+$(S3SERVER): tools/s3server/go.mod tools/s3server/go.sum
+	@mkdir -p $(dir $(S3SERVER))
+	cd tools/s3server && $(GO) build -o ../../$(S3SERVER) github.com/versity/versitygw/cmd/versitygw
+
+s3server: $(S3SERVER) ## Build the S3 server the tests of --blob-store s3://… use (bin/versitygw)
+
 # The browser tests drive Debian's chromium (handlers/browser_*_test.go). As
 # root it is installed when missing; otherwise make stops and says so.
 chromium:
@@ -70,8 +80,9 @@ chromium:
 # The store tests also run on PostgreSQL: on a throwaway cluster listening
 # only on a Unix socket in a temporary folder (so no port can collide), or on
 # the database named by PALAVER_TEST_POSTGRES. As root the server package is
-# installed when missing; otherwise those tests skip and say why.
-test: $(ASSETS) chromium ## Build what the tests need and run every test
+# installed when missing; otherwise those tests skip and say why. The S3
+# blob store's tests run against bin/versitygw (built once, above).
+test: $(ASSETS) chromium $(S3SERVER) ## Build what the tests need and run every test
 	$(GO) vet $(GOFLAGS_) ./...
 	@set -eu; \
 	if [ -z "$${PALAVER_TEST_POSTGRES:-}" ]; then \
@@ -93,7 +104,7 @@ test: $(ASSETS) chromium ## Build what the tests need and run every test
 	    echo "note: no PostgreSQL server (or not root): the PostgreSQL store tests will skip"; \
 	  fi; \
 	fi; \
-	PALAVER_BROWSER_TESTS=required $(GO) test $(GOFLAGS_) -count=1 -timeout 30m ./...
+	PALAVER_BROWSER_TESTS=required PALAVER_TEST_S3_SERVER=$(CURDIR)/$(S3SERVER) $(GO) test $(GOFLAGS_) -count=1 -timeout 30m ./...
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZ_PATCH) ./agents/sections
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZ_MARKDOWN) ./views
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzAPIRequest$$' -fuzztime $(FUZZ_API) ./handlers

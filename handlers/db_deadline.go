@@ -20,6 +20,10 @@ const requestDBTimeout = 15 * time.Second
 // unavailableMessage is the 503's message: the database is away.
 const unavailableMessage = "The database is not answering just now, so this could not be done. Please try again in a moment."
 
+// blobStoreDownMessage answers a request the S3-compatible file store
+// failed (--blob-store): nothing was stored.
+const blobStoreDownMessage = "The file store is not answering just now, so nothing was stored. Please try again in a moment."
+
 // unavailableRetryAfter is the Retry-After of a 503, in seconds.
 const unavailableRetryAfter = "5"
 

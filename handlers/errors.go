@@ -51,6 +51,8 @@ func classify(err error) (int, string) {
 		return fiber.StatusConflict, strings.ToUpper(msg[:1]) + msg[1:] + "."
 	case errors.Is(err, models.ErrRetentionDays):
 		return fiber.StatusUnprocessableEntity, "Keep conversations for 1 to " + strconv.Itoa(models.MaxRetentionDays) + " days."
+	case errors.Is(err, models.ErrBlobStoreDown):
+		return fiber.StatusServiceUnavailable, blobStoreDownMessage
 	case models.Unavailable(err):
 		return fiber.StatusServiceUnavailable, unavailableMessage
 	default:

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -39,6 +38,11 @@ type Blob struct {
 	Data      []byte    `gorm:"not null"`
 	Thumbnail []byte    // empty: none (not an image)
 	CreatedAt time.Time `gorm:"not null"`
+	// ObjectKey names the object holding the bytes in the S3-compatible
+	// store (Data is then empty; blobs_s3.go); nil: they are in Data.
+	ObjectKey *string
+	// ThumbnailKey names the thumbnail's object, if it has one.
+	ThumbnailKey *string
 }
 
 // File is one upload of a blob under a name: what a message attaches.
@@ -85,64 +89,36 @@ type NewFile struct {
 	Thumbnail []byte
 }
 
-// blobStore keeps the bytes of files, content-addressed by SHA-256 within
-// one owner. The embedded one is the database itself (dbBlobs): a blob
-// commits in the transaction of its file row, so neither exists without
-// the other, whatever crashes.
-type blobStore interface {
-	// put stores the bytes under (owner, sum) unless they are there, in tx,
-	// and gives the blob's id and whether it was new.
-	put(tx *gorm.DB, owner int64, sum string, data, thumbnail []byte, at time.Time) (id int64, added bool, err error)
-	// read gives a blob's bytes, or its thumbnail's.
-	read(tx *gorm.DB, owner, id int64, thumbnail bool) ([]byte, error)
-}
+// Where a blob's bytes are: in its row of the blobs table (the embedded
+// default: a blob commits in the transaction of its file row, so neither
+// exists without the other, whatever crashes), or, with --blob-store
+// s3://…, in objects its row names (blobs_s3.go says how a crash leaves
+// no orphan there either). Each row says which, so blobs stored before
+// the S3 store was set stay readable where they are.
 
-// dbBlobs is the blob store in the database's blobs table.
-type dbBlobs struct{}
-
-func (dbBlobs) put(tx *gorm.DB, owner int64, sum string, data, thumbnail []byte, at time.Time) (int64, bool, error) {
-	if thumbnail == nil {
-		thumbnail = []byte{}
-	}
-	b := Blob{UserID: owner, SHA256: sum, Size: int64(len(data)), Data: data, Thumbnail: thumbnail, CreatedAt: at}
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&b)
-	if res.Error != nil {
-		return 0, false, res.Error
-	}
-	if res.RowsAffected == 1 && b.ID != 0 {
-		return b.ID, true, nil
-	}
-	var id int64
-	err := tx.Model(&Blob{}).Select("id").Where("user_id = ? AND sha256 = ?", owner, sum).Scan(&id).Error
-	if err == nil && id == 0 {
-		err = gorm.ErrRecordNotFound
-	}
-	return id, false, err
-}
-
-func (dbBlobs) read(tx *gorm.DB, owner, id int64, thumbnail bool) ([]byte, error) {
-	col := "data"
-	if thumbnail {
-		col = "thumbnail"
-	}
-	var out []byte
-	row := tx.Model(&Blob{}).Select(col).Where("id = ? AND user_id = ?", id, owner).Row()
-	if err := row.Scan(&out); errors.Is(err, sql.ErrNoRows) {
-		return nil, gorm.ErrRecordNotFound
-	} else if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
+// onConflictDoNothing inserts a blob unless the owner has one of its sum.
+var onConflictDoNothing = clause.OnConflict{DoNothing: true}
 
 // CreateFile stores an upload: its blob (unless the user has these bytes
 // already) and its file row, in one transaction, refused with
 // *ErrOverQuota when the user's blobs would pass quota bytes (0: no quota).
 func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File, error) {
 	f := nf.File
+	// With the S3 store the objects are put first (blobs_s3.go), and
+	// deleted again if no row takes them: an upload over the quota is
+	// refused before (and again in the transaction, which decides).
+	if s.objects != nil {
+		if err := withinQuota(s.db.WithContext(ctx), &f, quota); err != nil {
+			return nil, wrap("create file", err)
+		}
+	}
+	staged, err := s.stageBlob(ctx, f.UserID, f.SHA256, nf.Data, nf.Thumbnail)
+	if err != nil {
+		return nil, wrap("create file", err)
+	}
 	// transactLarge: on SQLite the checkpoint of the blob's pages is left
 	// to the background, not paid by this commit (checkpoint.go).
-	err := s.transactLarge(ctx, func(tx *gorm.DB) error {
+	err = s.transactLarge(ctx, func(tx *gorm.DB) error {
 		if s.dialect == "postgres" {
 			// One upload of a user at a time counts against the quota.
 			if err := tx.Exec("SELECT id FROM users WHERE id = ? FOR UPDATE", f.UserID).Error; err != nil {
@@ -150,33 +126,43 @@ func (s *Store) CreateFile(ctx context.Context, nf NewFile, quota int64) (*File,
 			}
 		}
 		at := now()
-		if quota > 0 {
-			used, err := usedBytes(tx, f.UserID)
-			if err != nil {
-				return err
-			}
-			var have int64
-			if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil {
-				return err
-			}
-			if have == 0 && used+f.Size > quota {
-				return &ErrOverQuota{Quota: quota}
-			}
+		if err := withinQuota(tx, &f, quota); err != nil {
+			return err
 		}
-		id, _, err := s.blobs().put(tx, f.UserID, f.SHA256, nf.Data, nf.Thumbnail, at)
+		id, err := s.putBlob(ctx, tx, staged, at)
 		if err != nil {
 			return err
 		}
 		f.BlobID, f.CreatedAt = id, at
 		return tx.Create(&f).Error
 	})
+	s.settle(ctx, staged, err == nil)
 	if err != nil {
 		return nil, wrap("create file", err)
 	}
 	return &f, nil
 }
 
-func (s *Store) blobs() blobStore { return dbBlobs{} }
+// withinQuota refuses f with *ErrOverQuota when its new blob would take
+// the user's blobs past quota bytes (0: no quota); bytes the user has
+// already do not count again.
+func withinQuota(tx *gorm.DB, f *File, quota int64) error {
+	if quota <= 0 {
+		return nil
+	}
+	used, err := usedBytes(tx, f.UserID)
+	if err != nil {
+		return err
+	}
+	var have int64
+	if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil {
+		return err
+	}
+	if have == 0 && used+f.Size > quota {
+		return &ErrOverQuota{Quota: quota}
+	}
+	return nil
+}
 
 func usedBytes(tx *gorm.DB, userID int64) (int64, error) {
 	var used int64
@@ -214,7 +200,7 @@ func (s *Store) FileData(ctx context.Context, userID, id int64, thumbnail bool) 
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := s.blobs().read(s.db.WithContext(ctx), userID, f.BlobID, thumbnail)
+	data, err := s.readBlob(ctx, userID, f.BlobID, thumbnail, 0)
 	if err != nil {
 		return nil, nil, wrap("file data", err)
 	}
@@ -326,7 +312,7 @@ func (s *Store) MessageFiles(ctx context.Context, userID, messageID int64) ([]Fi
 	}
 	var out []FileWithData
 	for _, f := range byMsg[messageID] {
-		data, err := s.blobs().read(s.db.WithContext(ctx), userID, f.BlobID, false)
+		data, err := s.readBlob(ctx, userID, f.BlobID, false, 0)
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}
@@ -338,19 +324,25 @@ func (s *Store) MessageFiles(ctx context.Context, userID, messageID int64) ([]Fi
 	return out, nil
 }
 
-// UnreferencedBlobs counts blobs no file names: there should be none, as a
-// blob and its file commit together and the last file takes its blob.
+// UnreferencedBlobs counts blobs no file names, and with the S3 store
+// the objects no blob names (older than the grace): there should be none,
+// as a blob and its file commit together, the last file takes its blob,
+// and a blob's objects go through the deletion queue (blobs_s3.go).
 func (s *Store) UnreferencedBlobs(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Model(&Blob{}).
 		Where("NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)").Count(&n).Error
-	return n, wrap("unreferenced blobs", err)
+	if err != nil {
+		return 0, wrap("unreferenced blobs", err)
+	}
+	objects, err := s.countOrphanObjects(ctx)
+	return n + objects, wrap("unreferenced blobs", err)
 }
 
-// PurgeUnreferencedBlobs deletes the blobs no file names (there should be
-// none: see UnreferencedBlobs) and says how many went and their bytes.
-// One statement: a blob an upload attaches meanwhile commits with its
-// file, so it is named and kept.
+// PurgeUnreferencedBlobs deletes the blobs no file names, and the objects
+// no blob names (there should be none: see UnreferencedBlobs), and says
+// how many went and their bytes. One statement: a blob an upload attaches
+// meanwhile commits with its file, so it is named and kept.
 func (s *Store) PurgeUnreferencedBlobs(ctx context.Context) (n, bytes int64, err error) {
 	err = s.transact(ctx, func(tx *gorm.DB) error {
 		q := tx.Model(&Blob{}).Where("NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)")
@@ -361,7 +353,14 @@ func (s *Store) PurgeUnreferencedBlobs(ctx context.Context) (n, bytes int64, err
 		n = res.RowsAffected
 		return res.Error
 	})
-	return n, bytes, wrap("purge unreferenced blobs", err)
+	if err != nil {
+		return 0, 0, wrap("purge unreferenced blobs", err)
+	}
+	if _, err := s.DrainBlobDeletions(ctx); err != nil { // the purged rows' objects
+		return n, bytes, wrap("purge unreferenced blobs", err)
+	}
+	on, obytes, err := s.SweepOrphanObjects(ctx)
+	return n + on, bytes + obytes, wrap("purge unreferenced blobs", err)
 }
 
 // StorageByUser is the bytes of blobs each user holds, by user id.
@@ -412,7 +411,11 @@ func (im *importer) file(nf *NewFile) error {
 		return nil
 	}
 	f.UID = uid
-	id, _, err := dbBlobs{}.put(im.tx, im.userID, f.SHA256, nf.Data, nf.Thumbnail, now())
+	staged := im.staged[nf]
+	if staged == nil {
+		staged = &stagedBlob{owner: im.userID, sum: f.SHA256, data: nf.Data, thumbnail: nf.Thumbnail}
+	}
+	id, err := im.store.putBlob(im.ctx, im.tx, staged, now())
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ const (
 // fork made here would be), so that search finds each once.
 func (s *Store) Import(ctx context.Context, userID int64, next func() (*ImportItem, error)) (ImportCounts, error) {
 	var n ImportCounts
-	im := &importer{dialect: s.dialect, userID: userID, n: &n}
+	im := &importer{ctx: ctx, store: s, dialect: s.dialect, userID: userID, n: &n}
 	err := s.importItems(ctx, im, next)
 	if err == nil {
 		err = s.importResolve(ctx, im)
@@ -135,6 +135,19 @@ func (s *Store) importItems(ctx context.Context, im *importer, next func() (*Imp
 			break
 		}
 		im.mark()
+		// With the S3 store the batch's new blobs are put before its
+		// transaction, and those no row took deleted after it.
+		im.staged = map[*NewFile]*stagedBlob{}
+		for _, it := range batch {
+			if f := it.File; f != nil && s.objects != nil {
+				b, err := s.stageBlob(ctx, im.userID, f.File.SHA256, f.Data, f.Thumbnail)
+				if err != nil {
+					s.settleAll(ctx, im.staged, false)
+					return err
+				}
+				im.staged[f] = b
+			}
+		}
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			im.tx = tx
 			for _, it := range batch {
@@ -167,6 +180,7 @@ func (s *Store) importItems(ctx context.Context, im *importer, next func() (*Imp
 			}
 			return nil
 		})
+		s.settleAll(ctx, im.staged, err == nil)
 		if err != nil {
 			im.rewind() // rolled back: those rows are not there to undo
 			return err
@@ -300,6 +314,9 @@ const uidIs = "uid = ? AND uid <> ''"
 // stored (to undo on failure) and what it must resolve at the end.
 type importer struct {
 	tx      *gorm.DB
+	ctx     context.Context
+	store   *Store
+	staged  map[*NewFile]*stagedBlob // the batch's files' bytes, readied before its transaction
 	dialect string
 	userID  int64
 	n       *ImportCounts

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -117,7 +116,7 @@ func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, 
 		}
 		// At most the bytes room characters can take (and a character's
 		// worth more): a large file is not read whole on every turn.
-		data, err := blobPrefix(db, userID, f.BlobID, int64(room)*utf8.UTFMax+utf8.UTFMax)
+		data, err := s.readBlob(db.Statement.Context, userID, f.BlobID, false, int64(room)*utf8.UTFMax+utf8.UTFMax)
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}
@@ -145,18 +144,6 @@ func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, 
 	}
 	if len(notText) > 0 {
 		out += "\n\nNot shown to you (not text): " + strings.Join(notText, ", ") + "."
-	}
-	return out, nil
-}
-
-// blobPrefix gives at most n of the first bytes of one of the user's blobs.
-func blobPrefix(db *gorm.DB, userID, id, n int64) ([]byte, error) {
-	var out []byte
-	row := db.Model(&Blob{}).Select("substr(data, 1, ?)", n).Where("id = ? AND user_id = ?", id, userID).Row()
-	if err := row.Scan(&out); errors.Is(err, sql.ErrNoRows) {
-		return nil, gorm.ErrRecordNotFound
-	} else if err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 
 // allModels are the GORM models whose tables the migrations create.
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
-	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{}, &FileHold{},
+	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{}, &FileHold{}, &BlobDeletion{},
 	&Project{}, &ProjectFile{}, &AccountInstructions{}, &Memory{}, &InstructionText{},
 	&LLMConnection{}, &LLMModel{}, &UsageDaily{}, &TokenBudget{}}
 

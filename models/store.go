@@ -29,6 +29,7 @@ type Store struct {
 	group   *committer     // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
 	index   *searchIndexer // SQLite's search indexing after the commit (search_index.go); nil on PostgreSQL
 	tag     string         // the application_name of its PostgreSQL sessions (notify.go)
+	objects *s3Blobs       // the S3-compatible store of blobs' bytes (blobs_s3.go); nil: the database
 	// onDeleted hears the deletions once committed (deletions.go).
 	onDeleted atomic.Pointer[func([]Deletion)]
 	// onAccount hears the accounts whose sessions or keys ended (principals.go).
@@ -49,11 +50,29 @@ type Options struct {
 	// connection holds before it fails "database is locked": 10 s when
 	// zero. (A turn's write then tries again: commit.go.) Tests shorten it.
 	BusyTimeout time.Duration
+	// Blobs is the S3-compatible store of files' bytes (--blob-store);
+	// nil: the database's blobs table.
+	Blobs *BlobStoreConfig
 }
 
 // Open connects to dsn (a SQLite file path, or a postgres:// URL), creating a
 // SQLite file's folder on first use. It does not migrate; call Migrate.
 func Open(dsn string, opts Options) (*Store, error) {
+	s, err := open(dsn, opts)
+	if err != nil || opts.Blobs == nil {
+		return s, err
+	}
+	if s.objects, err = newS3Blobs(opts.Blobs); err == nil {
+		err = s.watchBlobDeletions()
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(dsn string, opts Options) (*Store, error) {
 	cfg := &gorm.Config{
 		Logger:                 logger.Default.LogMode(logger.Silent),
 		SkipDefaultTransaction: true, // multi-statement writes open their own

@@ -18,6 +18,7 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	user := f.string("user", "", "the account whose data is exported (required)")
 	outPath := f.string("out", "", "write to this file instead of standard output")
 	db := dbFlag(f)
+	blobStore := blobStoreFlag(f)
 	if pos, err := f.parse(args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -26,7 +27,11 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if *user == "" {
 		return fmt.Errorf("%w: export needs --user NAME", errUsage)
 	}
-	store, u, err := openForUser(ctx, *db, *user)
+	blobs, err := blobStore()
+	if err != nil {
+		return err
+	}
+	store, u, err := openForUser(ctx, *db, *user, blobs)
 	if err != nil {
 		return err
 	}
@@ -60,8 +65,8 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 
 // openForUser opens and migrates the database and finds the account the
 // command is for.
-func openForUser(ctx context.Context, dsn, name string) (*models.Store, *models.User, error) {
-	store, _, err := openStore(ctx, dsn, models.Options{})
+func openForUser(ctx context.Context, dsn, name string, blobs *models.BlobStoreConfig) (*models.Store, *models.User, error) {
+	store, _, err := openStore(ctx, dsn, models.Options{Blobs: blobs})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	user := f.string("user", "", "the account that receives the data (required)")
 	db := dbFlag(f)
 	fileMiB := f.int("file-max-mib", 20, "largest attached file the import takes, in MiB (as serve's flag)")
+	blobStore := blobStoreFlag(f)
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
@@ -32,7 +33,11 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer file.Close()
-	store, u, err := openForUser(ctx, *db, *user)
+	blobs, err := blobStore()
+	if err != nil {
+		return err
+	}
+	store, u, err := openForUser(ctx, *db, *user, blobs)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"palaver/cmd/palaver/bench"
+	"palaver/models"
 )
 
 func main() {
@@ -188,6 +189,20 @@ func (f *flags) parse(args []string) ([]string, error) {
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+	}
+}
+
+// blobStoreFlag is the --blob-store flag of the commands that read or
+// write files' bytes (serve, export, import); its value is read once the
+// flags are parsed, credentials from the environment (never the URL).
+func blobStoreFlag(f *flags) func() (*models.BlobStoreConfig, error) {
+	raw := f.string("blob-store", "", "where files' bytes go: empty for the database, or s3://BUCKET?endpoint=HOST:PORT[&region=R][&secure=false][&path_style=true][&prefix=P] with the credentials in $PALAVER_S3_ACCESS_KEY and $PALAVER_S3_SECRET_KEY")
+	return func() (*models.BlobStoreConfig, error) {
+		c, err := models.ParseBlobStore(*raw, os.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --blob-store: %v", errUsage, err)
+		}
+		return c, nil
 	}
 }
 

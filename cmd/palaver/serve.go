@@ -22,6 +22,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	f := newFlags("serve", stderr)
 	addr := f.string("addr", "127.0.0.1:8080", "address to listen on")
 	db := dbFlag(f)
+	blobStore := blobStoreFlag(f)
 	allowReg := f.bool("allow-registration", true, "let visitors create accounts (the first becomes admin), by the form or by a first sign-in through an --oidc provider")
 	ssoConfig := ssoFlags(f)
 	secure := f.bool("secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
@@ -65,6 +66,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if *llmURL != "" && *llmModel == "" {
 		return fmt.Errorf("%w: --llm-model ($PALAVER_LLM_MODEL) is required with --llm-base-url", errUsage)
 	}
+	blobs, err := blobStore()
+	if err != nil {
+		return err
+	}
 	oidc, passwordLogin, err := ssoConfig()
 	if err != nil {
 		return err
@@ -99,12 +104,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		onCommit, turnObs, httpObs = met.GroupCommit, met, met
 	}
 
-	store, n, err := openStore(ctx, *db, models.Options{Synchronous: strings.ToLower(*sync), OnGroupCommit: onCommit})
+	store, n, err := openStore(ctx, *db, models.Options{Synchronous: strings.ToLower(*sync), OnGroupCommit: onCommit, Blobs: blobs})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	log.Info("database ready", "db", redactDSN(*db), "dialect", store.Dialect(), "migrations_applied", n)
+	if blobs != nil {
+		log.Info("files' bytes go to an S3-compatible store", "blob_store", blobs.String())
+		// Deleted blobs' objects go after their rows (queued by trigger),
+		// orphans of uploads cut short are swept (models/blobs_s3.go).
+		go store.BlobHousekeeping(ctx, func(op string, err error) { log.Warn("blob store housekeeping failed", "op", op, "err", err) })
+	}
 	for _, p := range oidc.Providers {
 		log.Info("single sign-on provider", "name", p.Name(), "issuer", p.Issuer(), "password_login", passwordLogin)
 	}

@@ -12,14 +12,17 @@ import (
 	"palaver/models"
 )
 
-// openStore opens and migrates the database, and says how many migrations
-// it applied.
+// openStore opens and migrates the database, checks its blob store (if
+// any), and says how many migrations it applied.
 func openStore(ctx context.Context, dsn string, opts models.Options) (*models.Store, int, error) {
 	store, err := models.Open(dsn, opts)
 	if err != nil {
 		return nil, 0, err
 	}
 	n, err := store.Migrate(ctx)
+	if err == nil {
+		err = store.CheckBlobStore(ctx)
+	}
 	if err != nil {
 		store.Close()
 		return nil, 0, err
