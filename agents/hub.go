@@ -75,7 +75,7 @@ const subscriberBuffer = 512
 type Hub struct {
 	mu   sync.RWMutex
 	subs map[int64]map[*Subscription]struct{}
-	// relay hears the deltas published here, to pass them on to other
+	// relay hears the deltas and reasoning published here, to pass them on to other
 	// processes (wake.go, PostgreSQL only); set before the first Publish.
 	relay func(Event)
 	// watching counts, per user and exchange, the subscriptions here that
@@ -142,8 +142,8 @@ func (s *Subscription) Lagged() bool {
 
 // Publish sends e to every subscriber of its user without blocking.
 func (h *Hub) Publish(e Event) {
-	if e.Kind == EventDelta && h.relay != nil {
-		h.relay(e) // hook: other processes' tabs see the reply typed (wake.go)
+	if (e.Kind == EventDelta || e.Kind == EventReasoning) && h.relay != nil {
+		h.relay(e) // hook: other processes' tabs see the reply typed, and thought (wake.go)
 	}
 	h.fanout(e)
 }

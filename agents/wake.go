@@ -237,6 +237,10 @@ func (w *Waker) handle(ctx context.Context, n *models.Notice) error {
 		if w.heard(n) {
 			w.hub.PublishRemote(Event{Kind: EventDelta, UserID: n.User, ExchangeID: n.Exchange, PageID: n.Page, Delta: n.Text, Offset: n.Offset})
 		}
+	case models.NotifyReasoning:
+		if w.thinking(n) {
+			w.hub.PublishRemote(Event{Kind: EventReasoning, UserID: n.User, ExchangeID: n.Exchange, PageID: n.Page, Delta: n.Text})
+		}
 	}
 	return nil
 }
@@ -290,6 +294,15 @@ func (w *Waker) heard(n *models.Notice) bool {
 	return true
 }
 
+// thinking says whether a piece of reasoning belongs to a reply another
+// process is writing now: one that has ended (its entry came) drops it.
+func (w *Waker) thinking(n *models.Notice) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.replies[n.Exchange]
+	return r == nil || r.open && r.userID == n.User
+}
+
 // replySoFar is the text heard so far of the reply another process is
 // writing to the user's exchange ("" when none, or when pieces were missed).
 func (w *Waker) replySoFar(userID, exchangeID int64) string {
@@ -302,17 +315,24 @@ func (w *Waker) replySoFar(userID, exchangeID int64) string {
 	return string(r.text)
 }
 
-// relay queues a piece of a reply this process writes for the others.
+// relay queues a piece of a reply (or of its reasoning) this process
+// writes for the others.
 func (w *Waker) relay(e Event) {
+	kind := models.NotifyDelta
+	if e.Kind == EventReasoning {
+		kind = models.NotifyReasoning // no offsets: pieces of one turn's thinking, in order
+	}
 	w.mu.Lock()
 	if k := len(w.out); k > 0 {
-		if last := w.out[k-1]; last.Exchange == e.ExchangeID && last.Offset+len(last.Text) == e.Offset {
+		last := w.out[k-1]
+		if last.Kind == kind && last.Exchange == e.ExchangeID &&
+			(kind == models.NotifyReasoning || last.Offset+len(last.Text) == e.Offset) {
 			last.Text += e.Delta
 			w.mu.Unlock()
 			return
 		}
 	}
-	w.out = append(w.out, &models.Notice{Kind: models.NotifyDelta, Exchange: e.ExchangeID, User: e.UserID, Page: e.PageID,
+	w.out = append(w.out, &models.Notice{Kind: kind, Exchange: e.ExchangeID, User: e.UserID, Page: e.PageID,
 		Offset: e.Offset, Text: e.Delta, Origin: w.tag})
 	w.mu.Unlock()
 	select {

@@ -39,6 +39,9 @@ const (
 	// NotifyRead: user U's read marks changed, of exchange X (0: of any
 	// number); sent by the store in the committing transaction (unread.go).
 	NotifyRead = "r"
+	// NotifyReasoning: a piece of the reasoning a model streams before
+	// its reply (sent by the process running the turn, as NotifyDelta).
+	NotifyReasoning = "t"
 )
 
 // Notice is a notification's payload.
