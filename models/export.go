@@ -88,7 +88,45 @@ func (s *Store) ExportPages(ctx context.Context, userID int64, fn func(*Exported
 // "id > last ORDER BY id LIMIT n" instead would sort all of the user's
 // exchanges again for every batch: no index orders a user's exchanges by
 // id.
+//
+// The logs are read ahead, up to exportAhead exchanges, while fn writes
+// the ones before: reading and encoding each took about half of an
+// export's time, one after the other.
 func (s *Store) ExportExchanges(ctx context.Context, userID int64, fn func(*ExportedExchange) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ahead := make(chan *ExportedExchange, exportAhead)
+	var readErr error
+	go func() {
+		defer close(ahead)
+		readErr = s.readExchanges(ctx, userID, func(ex *ExportedExchange) error {
+			own := *ex // the reader clears its batch's logs once given
+			select {
+			case ahead <- &own:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	for ex := range ahead {
+		if err := fn(ex); err != nil {
+			cancel()
+			for range ahead { // until the reader has stopped
+			}
+			return err
+		}
+	}
+	return readErr // the reader's, set before it closed ahead
+}
+
+// exportAhead is how many exchanges an export reads ahead of its writing:
+// what it holds in memory is that many logs more.
+const exportAhead = 16
+
+// readExchanges reads the user's exchanges for ExportExchanges, calling fn
+// for each in turn.
+func (s *Store) readExchanges(ctx context.Context, userID int64, fn func(*ExportedExchange) error) error {
 	db := s.db.WithContext(ctx)
 	var ids []int64
 	err := db.Model(&Exchange{}).Where("user_id = ? AND scope <> ?", userID, ScopeSubRun).Order("id").Pluck("id", &ids).Error
