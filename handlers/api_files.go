@@ -135,7 +135,7 @@ func (h *Handlers) storeUpload(c *fiber.Ctx, name string, r io.Reader, drain fun
 	}
 	buf := uploadBuffers.Get().(*[]byte)
 	defer uploadBuffers.Put(buf)
-	if int64(cap(*buf)) < n {
+	if *buf == nil || int64(cap(*buf)) < n { // an empty file is bytes too: not NULL
 		*buf = make([]byte, n)
 	}
 	data := (*buf)[:n]
