@@ -75,6 +75,8 @@ func searchQuery(c *fiber.Ctx) (models.SearchQuery, error) {
 		return q, fiber.NewError(fiber.StatusBadRequest, "Type something to search for")
 	}
 	q.Terms = models.ParseSearch(text)
+	// Replies' reasoning is searched for those who asked (the account page).
+	q.Reasoning = currentUser(c).SearchReasoning
 	switch scope := c.Query("scope"); scope {
 	case "", models.ScopeGeneral, models.ScopePage, models.ScopeJob:
 		q.Scope = scope

@@ -3,8 +3,10 @@ package models
 import (
 	"context"
 	"errors"
+	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // ModelPreferences are the models a turn without a picked model answers
@@ -117,4 +119,44 @@ func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (flo
 		}
 	}
 	return total, nil
+}
+
+// ModelFavourite is a model a person starred: the picker lists it first.
+type ModelFavourite struct {
+	ID        int64     `gorm:"primaryKey"`
+	UserID    int64     `gorm:"not null"`
+	ModelID   int64     `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+// TableName is model_favourites.
+func (ModelFavourite) TableName() string { return "model_favourites" }
+
+// FavouriteModels are the ids of the person's favourite models, in the
+// order they were starred.
+func (s *Store) FavouriteModels(ctx context.Context, userID int64) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&ModelFavourite{}).Where("user_id = ?", userID).Order("id").Pluck("model_id", &ids).Error
+	return ids, wrap("favourite models", err)
+}
+
+// SetFavouriteModel stars (on) or unstars the person's model; doing it
+// twice is doing it once. The caller checks the model may be picked.
+func (s *Store) SetFavouriteModel(ctx context.Context, userID, modelID int64, on bool) error {
+	db := s.db.WithContext(ctx)
+	var err error
+	if on {
+		err = db.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&ModelFavourite{UserID: userID, ModelID: modelID, CreatedAt: now()}).Error
+	} else {
+		err = db.Where("user_id = ? AND model_id = ?", userID, modelID).Delete(&ModelFavourite{}).Error
+	}
+	return wrap("set favourite model", err)
+}
+
+// SetSearchReasoning says whether the person's searches match replies'
+// reasoning too.
+func (s *Store) SetSearchReasoning(ctx context.Context, userID int64, on bool) error {
+	err := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", userID).Update("search_reasoning", on).Error
+	return wrap("set search reasoning", err)
 }
