@@ -13,6 +13,10 @@ type AccountUsage struct {
 	// sets it shows when there is a choice.
 	Models []ModelChoice
 	CSRF   string
+	// Chart is this month's tokens per day (nil: no replies yet).
+	Chart *DayChart
+	// SearchReasoning: the person's searches match replies' reasoning.
+	SearchReasoning bool
 }
 
 // AccountUsageRow is one model's month.

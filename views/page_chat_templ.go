@@ -425,7 +425,7 @@ func pageComposer(p PagePanel) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ComposerBudget(p.Composer).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ComposerChoices(p.Composer).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
