@@ -569,6 +569,6 @@ func (s *Screens) composerBudget(ctx context.Context, v Viewer, c *views.Compose
 	if err != nil {
 		return err
 	}
-	c.Budget, c.BudgetSpent = st.Message, st.Spent
+	c.Budget = views.BudgetWarning{Message: st.Message, Spent: st.Spent}
 	return nil
 }

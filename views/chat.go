@@ -283,12 +283,19 @@ type Composer struct {
 	// there is more than one), by connection.
 	Models []ModelChoice
 	// Budget warns before sending: the person's token budget is nearly
-	// spent, or spent (BudgetSpent: a message would be refused at once).
-	Budget      string
-	BudgetSpent bool
+	// spent, or spent.
+	Budget BudgetWarning
 	// Cost is what the conversation's replies cost ("" when nothing was
 	// priced).
 	Cost string
+}
+
+// BudgetWarning is the composer's warning that the person's token budget
+// is nearly spent, or spent (Spent: a message would be refused at once);
+// no Message: none.
+type BudgetWarning struct {
+	Message string
+	Spent   bool
 }
 
 // ModelSearchFrom is how many models the picker lists before it offers a
