@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"palaver/agents"
 	"palaver/models"
@@ -68,5 +69,60 @@ func browserModelPicker(t *testing.T, root context.Context) {
 	w.reload()
 	if got := browserEval[string](w, `document.querySelector("[data-testid=model-picker]").value`); got != fmt.Sprint(other) {
 		s.fatalf("after a reload the picker shows model %s, want the conversation's %d", got, other)
+	}
+
+	// The star next to the picker makes the chosen model a favourite: the
+	// picker comes back with a Favourites group first, the model in it and
+	// still chosen, and the message typed meanwhile stays unsent.
+	const firstGroup = `document.querySelector("[data-testid=model-picker] optgroup")`
+	if got := browserEval[string](w, firstGroup+`.label`); got == "Favourites" {
+		s.fatalf("a Favourites group before any star")
+	}
+	w.typeInto("[data-testid=chat-input]", "not yet")
+	w.click("[data-testid=model-favourite]")
+	w.waitFor("the Favourites group", firstGroup+`.label === "Favourites"`)
+	if got := browserEval[string](w, firstGroup+`.querySelector("option").value + "/" + document.querySelector("[data-testid=model-picker]").value`); got != fmt.Sprintf("%d/%d", other, other) {
+		s.fatalf("the favourite group's first model / the chosen one: %s, want %d/%d", got, other, other)
+	}
+	if got := browserEval[string](w, `document.querySelector("[data-testid=model-favourite]").getAttribute("aria-pressed") + "/" + document.querySelector("[data-testid=chat-input]").value`); got != "true/not yet" {
+		s.fatalf("the star's state / the composer's text: %q", got)
+	}
+	// Another model chosen: the star says it is none.
+	browserEval[bool](w, `(() => { const p = document.querySelector("[data-testid=model-picker]"); p.value = p.querySelectorAll("optgroup")[1].querySelector("option").value; p.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`)
+	if got := browserEval[string](w, `document.querySelector("[data-testid=model-favourite]").getAttribute("aria-pressed")`); got != "false" {
+		s.fatalf("the star of a model not starred is pressed: %q", got)
+	}
+
+	// The account page: the favourite starred in its list, this month's
+	// tokens charted per day (inline SVG), the usage table.
+	w.visit("/account")
+	w.waitVisible("[data-testid=usage-chart] svg")
+	if got := browserEval[int](w, `document.querySelectorAll("[data-testid=usage-chart] svg rect[data-value]").length`); got != time.Now().UTC().Day() {
+		s.fatalf("the usage chart has %d bars, want one per day of the month so far", got)
+	}
+	if got := browserEval[string](w, `[...document.querySelectorAll("[data-testid=usage-chart] svg rect[data-value]")].pop().getAttribute("data-value")`); got == "0" {
+		s.fatalf("today's bar is empty after a reply")
+	}
+	if got := browserEval[int](w, `document.querySelectorAll("[data-testid=model-favourite-toggle][aria-pressed=true]").length`); got != 1 {
+		s.fatalf("the account page shows %d starred models, want 1", got)
+	}
+	// Unstarred there (htmx puts the list back), the picker has no
+	// Favourites group any more.
+	w.click("[data-testid=model-favourite-toggle][aria-pressed=true]")
+	w.waitFor("the star taken back", `document.querySelectorAll("[data-testid=model-favourite-toggle][aria-pressed=true]").length === 0`)
+	w.visit("/chat")
+	w.waitVisible("[data-testid=model-picker]")
+	if got := browserEval[string](w, firstGroup+`.label`); got == "Favourites" {
+		s.fatalf("the Favourites group outlived its only model's star")
+	}
+
+	// Without JavaScript the star is a form button: it stars the chosen
+	// model and comes back to the same page, nothing sent.
+	w.disableJavaScript()
+	w.visit("/chat")
+	before := browserEval[string](w, `location.pathname`)
+	w.clickToLoad("[data-testid=model-favourite]")
+	if got := browserEval[string](w, `location.pathname + " " + `+firstGroup+`.label`); got != before+" Favourites" {
+		s.fatalf("without JavaScript the star led to %q, want %s with the Favourites group", got, before)
 	}
 }
