@@ -115,6 +115,7 @@ func TestBrowser(t *testing.T) {
 		{"Projects", browserProjects},
 		{"ProjectFiles", browserProjectFiles},
 		{"ModelPicker", browserModelPicker},
+		{"BudgetLive", browserBudgetLive},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

@@ -126,3 +126,20 @@ func browserModelPicker(t *testing.T, root context.Context) {
 		s.fatalf("without JavaScript the star led to %q, want %s with the Favourites group", got, before)
 	}
 }
+
+// browserBudgetLive: the reply that spends the person's budget brings the
+// composer's warning with it, without a reload.
+func browserBudgetLive(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root, withCatalog(t))
+	// The offline agent counts words as tokens: one exchange spends these.
+	if err := s.app.store.SetBudget(context.Background(), models.BudgetDefault, nil, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	w := s.window("ada")
+	w.register("ada")
+	if got := browserEval[int](w, `document.querySelectorAll("[data-testid=budget-warning]").length`); got != 0 {
+		s.fatalf("a budget warning before any reply")
+	}
+	w.send("tell me a little about the weather in the hills today")
+	w.waitFor("the budget warning", `!!document.querySelector("#composer-budget [data-testid=budget-warning][data-spent]")`)
+}

@@ -70,7 +70,7 @@ func TestComposerBudgetWarningFollowsReply(t *testing.T) {
 	bob.apiJSON("POST", "/api/chat", map[string]any{"query": "again", "exchange_id": ex}, http.StatusOK, &out) // spent now
 	tab.readUntil("the budget warning", func() bool {
 		for _, f := range tab.frames {
-			if strings.Contains(f, `<div id="composer-budget" hx-swap-oob="true">`) && strings.Contains(f, `data-testid="budget-warning"`) {
+			if strings.Contains(f, `<div id="composer-budget" hx-swap-oob="innerHTML">`) && strings.Contains(f, `data-testid="budget-warning"`) {
 				return true
 			}
 		}
