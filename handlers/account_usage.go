@@ -8,8 +8,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"palaver/models"
+	"palaver/paths"
+	"palaver/screens"
 	"palaver/views"
 )
+
+// usageConversations is how many of this month's conversations the
+// account page lists with their cost.
+const usageConversations = 5
 
 // accountUsage is the account page's usage section, from the usage rows
 // the turns kept (no scan of messages).
@@ -49,6 +56,19 @@ func (h *Handlers) accountUsage(c *fiber.Ctx) (*views.AccountUsage, error) {
 	out.CSRF, out.SearchReasoning = h.viewer(c).CSRF, u.SearchReasoning
 	if out.Chart, err = h.usageChart(c, now); err != nil {
 		return nil, err
+	}
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	convs, err := h.store.RecentConversationCosts(ctx, u.ID, first, usageConversations)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range convs {
+		url := paths.Chat(cv.ID)
+		if cv.Scope == models.ScopePage && cv.PageID != nil {
+			url = paths.PageChatOpen(*cv.PageID, cv.ID)
+		}
+		out.Conversations = append(out.Conversations, views.AccountConversationCost{
+			Title: screens.DisplayTitle(cv.Title), URL: url, Cost: fmt.Sprintf("$%.4f", cv.Cost)})
 	}
 	out.Budget = fmt.Sprintf("Today %d tokens used (budget: %s); this month %d (budget: %s).", today, limit(b.Daily), month, limit(b.Monthly))
 	return out, nil

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -22,9 +23,12 @@ func TestAccountUsageChart(t *testing.T) {
 	if page := bodyOf(bob.get("/account")); strings.Contains(page, `data-testid="usage-chart"`) {
 		t.Fatalf("a chart before any reply:\n%s", page)
 	}
+	admin.apiJSON("PUT", fmt.Sprintf("/api/admin/models/%d", fake.ID), map[string]any{"input_price": 1, "output_price": 2}, http.StatusOK, nil)
 	var out apiChatOut
 	bob.apiJSON("POST", "/api/chat", map[string]any{"query": "one", "model": fake.ID}, http.StatusOK, &out)
+	priced := *out.ExchangeID
 	bob.apiJSON("POST", "/api/chat", map[string]any{"query": "two", "model": other.ID}, http.StatusOK, &out)
+	free := *out.ExchangeID
 	today, _, err := a.store.TokensUsed(context.Background(), bob.user.ID, time.Now())
 	if err != nil || today == 0 {
 		t.Fatalf("tokens used today %d, %v", today, err)
@@ -46,6 +50,16 @@ func TestAccountUsageChart(t *testing.T) {
 		if b[1] != "0" {
 			t.Fatalf("an earlier day has tokens: %v", bars)
 		}
+	}
+	// The month's latest conversations, newest first, with what each cost.
+	cost, err := a.store.ExchangeCost(context.Background(), bob.user.ID, priced)
+	if err != nil || cost == 0 {
+		t.Fatalf("the priced chat cost %v, %v", cost, err)
+	}
+	rows := regexp.MustCompile(`(?s)<tr data-testid="usage-conversation"><td class="py-1"><a href="([^"]*)"[^>]*>[^<]*</a></td><td class="text-right" data-testid="usage-conversation-cost">([^<]*)</td>`).FindAllStringSubmatch(page, -1)
+	if len(rows) != 2 || rows[0][1] != fmt.Sprintf("/chat/%d", free) || rows[0][2] != "$0.0000" ||
+		rows[1][1] != fmt.Sprintf("/chat/%d", priced) || rows[1][2] != fmt.Sprintf("$%.4f", cost) {
+		t.Fatalf("the conversations' costs %q, want chat %d at $0 then chat %d at $%.4f", rows, free, priced, cost)
 	}
 	// Another person's page charts their own (no) usage.
 	if page := bodyOf(admin.get("/account")); strings.Contains(page, `data-testid="usage-chart"`) {

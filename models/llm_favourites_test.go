@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestFavouriteModels(t *testing.T) {
@@ -112,6 +113,49 @@ func TestSearchReasoningOptIn(t *testing.T) {
 		}
 		if u, err := s.UserByID(ctx, ann.ID); err != nil || !u.SearchReasoning {
 			t.Fatalf("opt-in not kept: %+v, %v", u, err)
+		}
+	})
+}
+
+// RecentConversationCosts: the person's conversations active since a
+// time, newest first, each with its replies' cost; not another's, not a
+// temporary chat, not one older.
+func TestRecentConversationCosts(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		priced := func(u *User, ex *Exchange, cost float64) *Exchange {
+			t.Helper()
+			ts := TurnStart{UserID: u.ID, Query: "q"}
+			if ex != nil {
+				ts.ExchangeID = ex.ID
+			}
+			got, _ := mustStart(t, s, ts)
+			a := assistant("a")
+			a.AgentResponse.Metadata["cost"] = cost
+			if err := s.FinishTurn(ctx, got.ID, *got.TurnOwner, a); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		since := time.Now().Add(-time.Minute)
+		first := priced(ann, nil, 0.5)
+		priced(ann, first, 0.25)
+		second := priced(ann, nil, 1)
+		priced(bob, nil, 9)
+		tmp, _ := mustStart(t, s, TurnStart{UserID: ann.ID, Query: "temporary", Temporary: true})
+		if err := s.FinishTurn(ctx, tmp.ID, *tmp.TurnOwner, assistant("gone soon")); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RecentConversationCosts(ctx, ann.ID, since, 5)
+		if err != nil || len(got) != 2 || got[0].ID != second.ID || got[0].Cost != 1 || got[1].ID != first.ID || got[1].Cost != 0.75 {
+			t.Fatalf("costs %+v, %v", got, err)
+		}
+		if got, err := s.RecentConversationCosts(ctx, ann.ID, time.Now().Add(time.Hour), 5); err != nil || len(got) != 0 {
+			t.Fatalf("since later: %+v, %v", got, err)
+		}
+		if got, _ := s.RecentConversationCosts(ctx, ann.ID, since, 1); len(got) != 1 {
+			t.Fatalf("limit 1: %+v", got)
 		}
 	})
 }

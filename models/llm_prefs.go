@@ -160,3 +160,47 @@ func (s *Store) SetSearchReasoning(ctx context.Context, userID int64, on bool) e
 	err := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", userID).Update("search_reasoning", on).Error
 	return wrap("set search reasoning", err)
 }
+
+// ConversationCost is one of the person's conversations with what its
+// replies cost.
+type ConversationCost struct {
+	Exchange
+	Cost float64
+}
+
+// RecentConversationCosts are the person's general and page chats active
+// since since, newest first (at most limit), each with what its replies
+// cost: ExchangeCost for each, in two reads. It reads the replies of those
+// conversations only; which conversations cost the most would need a
+// total kept per conversation, which there is not.
+func (s *Store) RecentConversationCosts(ctx context.Context, userID int64, since time.Time, limit int) ([]ConversationCost, error) {
+	db := s.db.WithContext(ctx)
+	var exs []Exchange
+	err := db.Select("id", "user_id", "scope", "page_id", "title", "updated_at").
+		Where("user_id = ? AND updated_at >= ? AND temporary = ? AND scope IN ?", userID, since.UTC(), false, []string{ScopeGeneral, ScopePage}).
+		Order("updated_at DESC, id DESC").Limit(limit).Find(&exs).Error
+	if err != nil || len(exs) == 0 {
+		return nil, wrap("recent conversation costs", err)
+	}
+	ids := make([]int64, len(exs))
+	for i := range exs {
+		ids[i] = exs[i].ID
+	}
+	var rows []Message
+	err = db.Select("id", "exchange_id", "role", "agent_response").
+		Where("exchange_id IN ? AND role = ? AND seq IS NOT NULL", ids, RoleAssistant).Find(&rows).Error
+	if err != nil {
+		return nil, wrap("recent conversation costs", err)
+	}
+	cost := map[int64]float64{}
+	for i := range rows {
+		if r := rows[i].AgentResponse; r != nil {
+			cost[rows[i].ExchangeID] += metaNumber(r.Metadata["cost"])
+		}
+	}
+	out := make([]ConversationCost, len(exs))
+	for i := range exs {
+		out[i] = ConversationCost{Exchange: exs[i], Cost: cost[exs[i].ID]}
+	}
+	return out, nil
+}

@@ -17,6 +17,16 @@ type AccountUsage struct {
 	Chart *DayChart
 	// SearchReasoning: the person's searches match replies' reasoning.
 	SearchReasoning bool
+	// Conversations are the person's latest conversations this month,
+	// with what each has cost.
+	Conversations []AccountConversationCost
+}
+
+// AccountConversationCost is one conversation of the usage section.
+type AccountConversationCost struct {
+	Title string
+	URL   string
+	Cost  string
 }
 
 // AccountUsageRow is one model's month.
