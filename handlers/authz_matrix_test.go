@@ -686,7 +686,8 @@ func mxAPIErr(t *testing.T, what string, res mxRes, status int) {
 
 // mxSnapshot dumps every table (the columns a request may change; an API
 // key's last use is bookkeeping, not a change) and every session's values.
-// The messages' full-text index (messages_fts and its tables) is left out:
+// The messages' full-text indexes (messages_fts, messages_reasoning_fts and
+// their tables) are left out:
 // it follows the messages in batches, on its own schedule
 // (models/search_index.go), and the messages themselves are dumped.
 func (a *testApp) mxSnapshot() string {
@@ -695,7 +696,7 @@ func (a *testApp) mxSnapshot() string {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%' ORDER BY name")
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'messages_reasoning_fts%' ORDER BY name")
 	if err != nil {
 		a.t.Fatal(err)
 	}
