@@ -116,6 +116,7 @@ func TestBrowser(t *testing.T) {
 		{"ProjectFiles", browserProjectFiles},
 		{"ModelPicker", browserModelPicker},
 		{"BudgetLive", browserBudgetLive},
+		{"ModelSearchEnter", browserModelSearchEnter},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

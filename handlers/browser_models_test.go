@@ -143,3 +143,45 @@ func browserBudgetLive(t *testing.T, root context.Context) {
 	w.send("tell me a little about the weather in the hills today")
 	w.waitFor("the budget warning", `!!document.querySelector("#composer-budget [data-testid=budget-warning][data-spent]")`)
 }
+
+// browserModelSearchEnter: Enter in the picker's search field filters; it
+// neither sends the message nor presses the favourite star (the form's
+// first button, which the browser would take for an implicit submission).
+func browserModelSearchEnter(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root, withCatalog(t))
+	ctx := context.Background()
+	names := make([]string, 10)
+	for i := range names {
+		names[i] = fmt.Sprintf("m%02d", i)
+	}
+	conn := &models.LLMConnection{Name: "many", Kind: models.KindOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
+	if err := s.app.store.CreateConnection(ctx, conn, names); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := s.app.store.LLMModels(ctx)
+	on := true
+	for _, m := range ms {
+		if _, err := s.app.store.UpdateLLMModel(ctx, m.ID, models.ModelPatch{Enabled: &on}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := s.window("ada")
+	w.register("ada")
+	w.waitVisible("[data-testid=model-search]")
+	w.typeInto("[data-testid=chat-input]", "kept")
+	w.typeInto("[data-testid=model-search]", "m07\n")
+	if got := browserEval[string](w, `document.querySelector("[data-testid=model-picker]").selectedOptions[0].textContent`); got != "m07" {
+		s.fatalf("the search chose %q, want m07", got)
+	}
+	s.settle()
+	u, err := s.app.store.UserByUsername(ctx, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if favs, err := s.app.store.FavouriteModels(ctx, u.ID); err != nil || len(favs) != 0 {
+		s.fatalf("Enter in the search starred %v (%v)", favs, err)
+	}
+	if got := browserEval[string](w, `document.querySelector("[data-testid=chat-input]").value`); got != "kept" {
+		s.fatalf("Enter in the search sent the message: the composer holds %q", got)
+	}
+}

@@ -1700,6 +1700,11 @@
       input.hidden = false;
       const select = document.getElementById(input.dataset.modelSearch);
       if (!select) return;
+      // Enter filters, it does not submit: the form's first button (the
+      // favourite star) would take it as its own.
+      for (const type of ["keydown", "keypress"]) {
+        input.addEventListener(type, (e) => { if (e.key === "Enter") e.preventDefault(); });
+      }
       input.addEventListener("input", () => {
         const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
         let first = null;
