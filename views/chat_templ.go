@@ -1238,7 +1238,7 @@ func ModelPicker(ms []ModelChoice) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, "\" title=\"Star the chosen model (favourites come first), or unstar it\" class=\"rounded-md px-1.5 py-0.5 text-sm text-amber-600 hover:bg-amber-50\"><span aria-hidden=\"true\">★</span> <span class=\"sr-only\">Favourite</span></button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, "\" title=\"Star the chosen model (favourites come first), or unstar it\" class=\"icon-btn h-11 w-11 text-base text-amber-700 md:h-7 md:w-7\"><span aria-hidden=\"true\">★</span> <span class=\"sr-only\">Favourite</span></button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
