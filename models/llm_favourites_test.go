@@ -69,6 +69,9 @@ func TestSearchReasoningOptIn(t *testing.T) {
 		ex, a := think(ann, "What is the capital?", "Paris, surely.", "Considering marmosets and geography first")
 		_, both := think(ann, "Tell me of marmosets", "Marmosets are small monkeys.", "marmosets again")
 		think(bob, "Bob's question", "Bob's answer", "marmosets for bob")
+		// A NUL in reasoning (JSON's \u0000, which jsonb refuses) does not
+		// stop the reply from being kept (on PostgreSQL it stays unindexed).
+		think(ann, "odd", "Odd reply.", "a nul \x00 in thought")
 		opted := func(q *SearchQuery) { q.Reasoning = true }
 		if hits := search(t, s, ann.ID, "marmoset"); slices.ContainsFunc(hits, func(h SearchHit) bool { return h.InReasoning || h.MessageID != nil && *h.MessageID == a.ID }) {
 			t.Fatalf("without the opt-in: %v", hitRoles(hits))

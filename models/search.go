@@ -350,7 +350,8 @@ func (s *Store) searchPostgres(db *gorm.DB, userID int64, q SearchQuery) ([]sear
 // of PostgreSQL's index of replies' reasoning (migration 00030).
 const (
 	pgReasoningTSV  = `to_tsvector('palaver'::regconfig, (m.agent_response::jsonb) ->> 'reasoning')`
-	pgReasoningRows = `m.copy_of IS NULL AND m.role = 'assistant' AND strpos(m.agent_response, '"reasoning":') > 0`
+	pgReasoningRows = `m.copy_of IS NULL AND m.role = 'assistant' AND strpos(m.agent_response, '"reasoning":') > 0` +
+		` AND strpos(m.agent_response, E'\\u0000') = 0`
 )
 
 // tsQuerySQL is the SQL expression of the tsquery for terms, each term a

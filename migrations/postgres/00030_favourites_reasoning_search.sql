@@ -15,11 +15,14 @@ ALTER TABLE users ADD COLUMN search_reasoning BOOLEAN NOT NULL DEFAULT FALSE;
 -- in. An expression index rather than a generated column: adding a stored
 -- column would rewrite messages, and a row without reasoning (every row
 -- but some replies) costs the insert only the predicate's strpos; the
--- JSON is parsed for the replies that reason. Search repeats the
+-- JSON is parsed for the replies that reason. jsonb refuses the escape
+-- \u0000 (a NUL a model wrote, which the stored JSON text keeps): such a
+-- reply is left out of the index rather than refused. Search repeats the
 -- predicate and the expression word for word, so that the planner uses it.
 CREATE INDEX messages_reasoning_tsv ON messages USING GIN (
     to_tsvector('palaver'::regconfig, (agent_response::jsonb) ->> 'reasoning')
-) WHERE copy_of IS NULL AND role = 'assistant' AND strpos(agent_response, '"reasoning":') > 0;
+) WHERE copy_of IS NULL AND role = 'assistant' AND strpos(agent_response, '"reasoning":') > 0
+    AND strpos(agent_response, E'\\u0000') = 0;
 
 -- +goose Down
 DROP INDEX messages_reasoning_tsv;
