@@ -37,6 +37,7 @@ type Choice struct {
 	Name       string `json:"name"`
 	Connection string `json:"connection"`
 	Default    bool   `json:"default"`
+	Favourite  bool   `json:"favourite"` // the person starred it (GET /api/models)
 }
 
 // Forget drops the cache: this process changed the catalog.

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,12 +29,41 @@ func (h *Handlers) apiModels(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if mine := cat.Prefer(c.UserContext(), prefs); mine != 0 {
-		for i := range choices {
+	favs, err := h.store.FavouriteModels(c.UserContext(), currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	mine := cat.Prefer(c.UserContext(), prefs)
+	for i := range choices {
+		if mine != 0 {
 			choices[i].Default = choices[i].ID == mine
 		}
+		choices[i].Favourite = slices.Contains(favs, choices[i].ID)
 	}
 	return c.JSON(choices)
+}
+
+// apiModelFavourite stars ({"model": id, "favourite": true}) or unstars
+// (false) a model the person may pick; any other model is a 400 naming
+// the choices, and nothing changes.
+func (h *Handlers) apiModelFavourite(c *fiber.Ctx) error {
+	var p struct {
+		Model     int64 `json:"model"`
+		Favourite *bool `json:"favourite"`
+	}
+	if err := apiDecode(c, &p); err != nil {
+		return err
+	}
+	if p.Favourite == nil {
+		return fiber.NewError(fiber.StatusBadRequest, "favourite (true or false) is required")
+	}
+	if err := h.checkFavourite(c, p.Model); err != nil {
+		return err
+	}
+	if err := h.store.SetFavouriteModel(c.UserContext(), currentUser(c).ID, p.Model, *p.Favourite); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"model": p.Model, "favourite": *p.Favourite})
 }
 
 // apiAIAgent is one entry of Galaxy's agent list.

@@ -176,7 +176,7 @@ func TestComposerModelPicker(t *testing.T) {
 	admin.apiJSON("PUT", fmt.Sprintf("/api/admin/models/%d", fake.ID), map[string]any{"enabled": true, "name": "Fake GPT"}, http.StatusOK, nil)
 	page := bodyOf(admin.get("/chat"))
 	if !strings.Contains(page, `data-testid="model-picker"`) || !strings.Contains(page, `<optgroup label="fake">`) ||
-		!strings.Contains(page, fmt.Sprintf(`<option value="%d">Fake GPT</option>`, fake.ID)) {
+		!strings.Contains(page, fmt.Sprintf(`<option value="%d" data-connection="fake">Fake GPT</option>`, fake.ID)) {
 		t.Fatalf("composer without the picker:\n%s", page)
 	}
 	res := admin.postForm("/chat/send", url.Values{"query": {"hi"}, "exchange_id": {"0"}, "model": {fmt.Sprint(fake.ID)}})

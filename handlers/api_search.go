@@ -29,6 +29,8 @@ type apiSearchHit struct {
 	Snippet    string    `json:"snippet"`
 	Timestamp  time.Time `json:"timestamp"`
 	Cursor     string    `json:"cursor"`
+	// InReasoning: the match is in the reply's reasoning (the person opted in).
+	InReasoning bool `json:"in_reasoning,omitempty"`
 }
 
 // apiSearch searches the user's own messages and titles, best match first.
@@ -57,6 +59,7 @@ func (h *Handlers) apiSearch(c *fiber.Ctx) error {
 		out[i] = apiSearchHit{
 			ExchangeID: hit.ExchangeID, MessageID: hit.MessageID, Seq: hit.Seq, Role: hit.Role,
 			Title: hit.Title, Snippet: hit.Snippet, Timestamp: hit.At, Cursor: hit.Cursor.String(),
+			InReasoning: hit.InReasoning,
 		}
 	}
 	return c.JSON(out)
@@ -75,6 +78,8 @@ func searchQuery(c *fiber.Ctx) (models.SearchQuery, error) {
 		return q, fiber.NewError(fiber.StatusBadRequest, "Type something to search for")
 	}
 	q.Terms = models.ParseSearch(text)
+	// Replies' reasoning is searched for those who asked (the account page).
+	q.Reasoning = currentUser(c).SearchReasoning
 	switch scope := c.Query("scope"); scope {
 	case "", models.ScopeGeneral, models.ScopePage, models.ScopeJob:
 		q.Scope = scope

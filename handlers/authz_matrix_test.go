@@ -107,19 +107,21 @@ var mxForms = map[string]url.Values{
 	// The owner changes the password to itself (the session is renewed, as
 	// signing in renews it) and reaches the delete's confirmation page,
 	// which deletes nothing.
-	"POST /account/password":     {"current": {"correct horse"}, "password": {"correct horse"}},
-	"POST /account/keys":         {"name": {"laptop"}},
-	"POST /account/delete":       {"password": {"correct horse"}},
-	"POST /account/oidc/link":    {"provider": {"corp"}},
-	"POST /chat/:id/share":       {"visibility": {"link"}},
-	"POST /account/tools":        {"remember": {"confirm"}},
-	"POST /account/model":        {"model": {"0"}},
-	"POST /account/memories":     {"content": {"likes tea"}},
-	"POST /account/memories/:id": {"content": {"likes green tea"}},
-	"POST /projects/":            {"name": {"Matrix"}},
-	"POST /projects/:id/chat":    {"query": {"hello"}},
-	"POST /projects/:id/model":   {"model": {"0"}},
-	"POST /projects/:id/delete":  {"chats": {"delete"}},
+	"POST /account/password":         {"current": {"correct horse"}, "password": {"correct horse"}},
+	"POST /account/keys":             {"name": {"laptop"}},
+	"POST /account/delete":           {"password": {"correct horse"}},
+	"POST /account/oidc/link":        {"provider": {"corp"}},
+	"POST /chat/:id/share":           {"visibility": {"link"}},
+	"POST /account/tools":            {"remember": {"confirm"}},
+	"POST /account/model":            {"model": {"0"}},
+	"POST /account/models/favourite": {"model": {"$llm_model"}, "favourite": {"1"}},
+	"POST /account/search-reasoning": {"on": {"1"}},
+	"POST /account/memories":         {"content": {"likes tea"}},
+	"POST /account/memories/:id":     {"content": {"likes green tea"}},
+	"POST /projects/":                {"name": {"Matrix"}},
+	"POST /projects/:id/chat":        {"query": {"hello"}},
+	"POST /projects/:id/model":       {"model": {"0"}},
+	"POST /projects/:id/delete":      {"chats": {"delete"}},
 	// Models (issue 29): the connection's server is down, so adding or
 	// testing one is refused (a flash) past every check.
 	"POST /admin/connections":            {"name": {"x"}, "kind": {"openai"}, "base_url": {"http://127.0.0.1:1/v1"}},
@@ -154,7 +156,8 @@ var mxJSON = map[string]string{
 	"PATCH /api/memories/:id":       `{"content": "likes green tea"}`,
 	// Models (issue 29): the connection's server is down, so adding one is
 	// refused (400) past every check.
-	"PUT /api/account/budget":     `{"daily_tokens": 100}`,
+	"PUT /api/account/budget":     `{"daily_tokens": 100000000}`, // a cap the later routes' turns stay under
+	"PUT /api/models/favourites":  `{"model": $llm_model, "favourite": true}`,
 	"POST /api/admin/connections": `{"name": "x", "kind": "openai", "base_url": "http://127.0.0.1:1/v1"}`,
 	"PUT /api/admin/models/:id":   `{"enabled": true}`,
 	"PUT /api/admin/quotas":       `{"daily_tokens": 1000, "user_id": $user}`,
@@ -341,6 +344,7 @@ type mx struct {
 	http     *http.Client
 	hash     string
 	n        int
+	model    int64   // an enabled model (the catalog's offline one)
 	admin    *client // the administrator's browser
 	alice    *client // the owner's browser
 	mallory  *client // the intruder's browser
@@ -440,7 +444,7 @@ type mxRows map[string]int64
 func (m *mx) rows(api *client) mxRows {
 	m.t.Helper()
 	ctx, uid := context.Background(), api.user.ID
-	r := mxRows{"user": uid}
+	r := mxRows{"user": uid, "llm_model": m.model} // the catalog's models are everyone's
 	r["exchange"] = m.a.adminExchange(uid, adminEx{queries: []string{"a question"}})
 	r["message"] = m.a.chatReply(uid, r["exchange"])
 	r["user_message"] = m.a.chatMsgAt(uid, r["exchange"], 0)
@@ -596,6 +600,8 @@ func (m *mx) form(r mxRoute, c *client, csrf string) string {
 			case "$new":
 				m.n++
 				v = fmt.Sprintf("newcomer%d", m.n)
+			case "$llm_model":
+				v = strconv.FormatInt(m.model, 10)
 			}
 			f.Add(k, v)
 		}
@@ -680,7 +686,8 @@ func mxAPIErr(t *testing.T, what string, res mxRes, status int) {
 
 // mxSnapshot dumps every table (the columns a request may change; an API
 // key's last use is bookkeeping, not a change) and every session's values.
-// The messages' full-text index (messages_fts and its tables) is left out:
+// The messages' full-text indexes (messages_fts, messages_reasoning_fts and
+// their tables) are left out:
 // it follows the messages in batches, on its own schedule
 // (models/search_index.go), and the messages themselves are dumped.
 func (a *testApp) mxSnapshot() string {
@@ -689,7 +696,7 @@ func (a *testApp) mxSnapshot() string {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%' ORDER BY name")
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'messages_reasoning_fts%' ORDER BY name")
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -759,7 +766,8 @@ func mxToLogin(target string) bool {
 // refuse, then the owner's request that must get through.
 func TestAuthorisationMatrix(t *testing.T) {
 	_, providers := startOPs(t, "http://127.0.0.1", "corp") // linking an identity starts at a real provider
-	a := newTestApp(t, withOIDC(providers))
+	// The catalog, as serve has it: a favourite model is one of its models.
+	a := newTestApp(t, withOIDC(providers), withCatalog(t))
 	a.register("ann") // the first account is the administrator
 	a.register("alice")
 	a.register("mallory")
@@ -770,6 +778,11 @@ func TestAuthorisationMatrix(t *testing.T) {
 	m := &mx{t: t, a: a, base: "http://" + a.listen(), hash: hash,
 		http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	m.admin, m.alice, m.mallory = m.login("ann"), m.login("alice"), m.login("mallory")
+	if ms, err := a.store.LLMModels(context.Background()); err != nil || len(ms) != 1 || !ms[0].Enabled {
+		t.Fatalf("the catalog's models: %+v, %v", ms, err)
+	} else {
+		m.model = ms[0].ID
+	}
 	m.aliceAPI, m.malAPI = a.apiClient("alice"), a.apiClient("mallory")
 
 	routes, heads := mxClassify(t, a)

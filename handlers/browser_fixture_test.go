@@ -115,6 +115,8 @@ func TestBrowser(t *testing.T) {
 		{"Projects", browserProjects},
 		{"ProjectFiles", browserProjectFiles},
 		{"ModelPicker", browserModelPicker},
+		{"BudgetLive", browserBudgetLive},
+		{"ModelSearchEnter", browserModelSearchEnter},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, root) })
 	}

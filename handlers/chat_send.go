@@ -28,11 +28,9 @@ func (h *Handlers) chatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var model int64 // the picker's choice; absent: the default
-	if m := c.FormValue("model"); m != "" {
-		if model, err = strconv.ParseInt(m, 10, 64); err != nil {
-			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Invalid model %q", m))
-		}
+	model, err := composerModel(c)
+	if err != nil {
+		return err
 	}
 	files, err := h.composerAttachments(c, query)
 	if err != nil {
@@ -162,4 +160,18 @@ func chatFormID(s string) (int64, error) {
 		return 0, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Invalid exchange_id %q", s))
 	}
 	return id, nil
+}
+
+// composerModel is the composer's picked model (0: none picked, the
+// default), for the chat's composer and the page panel's alike.
+func composerModel(c *fiber.Ctx) (int64, error) {
+	m := c.FormValue("model")
+	if m == "" {
+		return 0, nil
+	}
+	model, err := strconv.ParseInt(m, 10, 64)
+	if err != nil {
+		return 0, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("Invalid model %q", m))
+	}
+	return model, nil
 }

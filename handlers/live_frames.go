@@ -49,6 +49,8 @@ type liveFrameKey struct {
 	moved      bool
 	unread     int
 	hasUnread  bool
+	budget     views.BudgetWarning
+	hasBudget  bool
 }
 
 // liveFrameKeyOf returns u's key, or false when u is not one kept.
@@ -76,6 +78,9 @@ func liveFrameKeyOf(u *views.LiveUpdate) (liveFrameKey, bool) {
 	}
 	if u.UnreadCount != nil {
 		k.unread, k.hasUnread = *u.UnreadCount, true
+	}
+	if u.Budget != nil {
+		k.budget, k.hasBudget = *u.Budget, true
 	}
 	return k, true
 }

@@ -16,7 +16,7 @@ import "palaver/views"
 func liveEmpty(u *views.LiveUpdate) bool {
 	return len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply &&
 		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone &&
-		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil && u.Reasoning == "" && !u.ReasoningStart
+		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil && u.Reasoning == "" && !u.ReasoningStart && u.Budget == nil
 }
 
 // mergeLive returns a followed by b as one update, or false when the two
@@ -46,6 +46,9 @@ func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 	}
 	if b.UnreadCount != nil {
 		m.UnreadCount = b.UnreadCount
+	}
+	if b.Budget != nil {
+		m.Budget = b.Budget
 	}
 	// The sidebar: a removal renders before the item, so one after an item
 	// does not fold; two states of one item fold into the later one, moved

@@ -217,3 +217,17 @@ func TestLiveStalledTabHoldsUpNoOther(t *testing.T) {
 	stalled.hasEntries(msgID(q), msgID(r))
 	stalled.readUntil("the turn's end", func() bool { return stalled.turn == models.TurnIdle && !stalled.pending })
 }
+
+// The budget warning a turn's end draws again survives the folding of the
+// turn's updates, and the later state stands.
+func TestLiveMergeKeepsTheBudgetWarning(t *testing.T) {
+	near := views.BudgetWarning{Message: "nearly spent"}
+	spent := views.BudgetWarning{Message: "spent", Spent: true}
+	m, ok := handlers.MergeLive(views.LiveUpdate{Budget: &near}, views.LiveUpdate{Delta: "x"})
+	if !ok || m.Budget == nil || *m.Budget != near {
+		t.Fatalf("folded %+v (%v): the warning is lost", m, ok)
+	}
+	if m, ok = handlers.MergeLive(m, views.LiveUpdate{CloseReply: true, Budget: &spent}); !ok || m.Budget == nil || *m.Budget != spent {
+		t.Fatalf("folded %+v (%v): the later warning does not stand", m, ok)
+	}
+}

@@ -25,6 +25,10 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	model, err := composerModel(c)
+	if err != nil {
+		return err
+	}
 	query := c.FormValue("query")
 	files, err := h.composerAttachments(c, query)
 	if err != nil {
@@ -32,7 +36,7 @@ func (h *Handlers) pageChatSend(c *fiber.Ctx) error {
 	}
 	res, err := h.sendTurn(c, agents.SendRequest{
 		UserID: currentUser(c).ID, PageID: &p.ID, ExchangeID: exchangeID, AgentType: agents.AgentAuto, Query: query,
-		Attachments: files,
+		Attachments: files, Model: model,
 	})
 	if err != nil {
 		return formRefusal(err, func(status int, reason string) error { return h.pageChatRefused(c, status, p, query, reason) })

@@ -90,6 +90,7 @@ func (h *Handlers) routes(app *fiber.App) {
 	// Models, usage and budgets (issue 29): the picker's list, Galaxy's
 	// agent list, a person's usage; the administrators' connections.
 	api.Get("/models", h.apiModels)
+	api.Put("/models/favourites", h.apiModelFavourite)
 	api.Get("/ai/agents", h.apiAIAgents)
 	api.Get("/account/usage", h.apiAccountUsage)
 	api.Put("/account/budget", h.apiAccountBudget)
@@ -177,8 +178,10 @@ func (h *Handlers) routes(app *fiber.App) {
 	account.Post("/identities/:id/unlink", h.accountIdentityUnlink)
 	account.Post("/shares/:id/update", h.accountShareUpdate)
 	account.Post("/shares/:id/revoke", h.accountShareRevoke)
-	account.Post("/tools", h.accountTools)               // the tool permissions (issue 25)
-	account.Post("/model", h.accountModel)               // the default model (issue 29)
+	account.Post("/tools", h.accountTools)                     // the tool permissions (issue 25)
+	account.Post("/model", h.accountModel)                     // the default model (issue 29)
+	account.Post("/models/favourite", h.accountModelFavourite) // the picker's star, the account's list
+	account.Post("/search-reasoning", h.accountSearchReasoning)
 	account.Post("/instructions", h.accountInstructions) // About me / How to answer (issue 27)
 	account.Post("/memories", h.accountMemoryAdd)
 	account.Post("/memories/:id", h.accountMemoryEdit)

@@ -430,12 +430,13 @@ func (s *Store) AdminVacuum(ctx context.Context) (VacuumResult, error) {
 	if s.dialect == "postgres" {
 		_, err = conn.ExecContext(ctx, "VACUUM (ANALYZE)")
 	} else {
-		// The full-text index first, with every message in it: merged into
-		// one segment, it is smaller and faster to search.
+		// The full-text indexes first, with every message in them: merged
+		// into one segment, each is smaller and faster to search.
 		if err = s.CatchUpSearch(ctx); err != nil {
 			return r, wrap("admin vacuum", err)
 		}
-		for _, q := range []string{"INSERT INTO messages_fts (messages_fts) VALUES ('optimize')", "VACUUM"} {
+		for _, q := range []string{"INSERT INTO messages_fts (messages_fts) VALUES ('optimize')",
+			"INSERT INTO messages_reasoning_fts (messages_reasoning_fts) VALUES ('optimize')", "VACUUM"} {
 			if _, err = conn.ExecContext(ctx, q); err != nil {
 				break
 			}

@@ -312,6 +312,23 @@ func (s *Store) MonthUsage(ctx context.Context, userID int64, month string) ([]U
 	return out, wrap("month usage", err)
 }
 
+// UsageDay is one day's tokens (in and out, every model) and cost.
+type UsageDay struct {
+	Day    string // YYYY-MM-DD (UTC)
+	Tokens int64
+	Cost   float64
+}
+
+// MonthUsageByDay sums the user's usage rows of a month ("YYYY-MM") by
+// day, oldest first; a day without replies has no entry.
+func (s *Store) MonthUsageByDay(ctx context.Context, userID int64, month string) ([]UsageDay, error) {
+	out := []UsageDay{}
+	err := s.db.WithContext(ctx).Model(&UsageDaily{}).
+		Select("day, SUM(input_tokens + output_tokens) AS tokens, SUM(cost) AS cost").
+		Where("user_id = ? AND day LIKE ?", userID, month+"-%").Group("day").Order("day").Scan(&out).Error
+	return out, wrap("month usage by day", err)
+}
+
 // TokensUsed is the user's tokens (in and out) of a day and of its month.
 func (s *Store) TokensUsed(ctx context.Context, userID int64, day time.Time) (today, month int64, err error) {
 	d := day.UTC().Format(time.DateOnly)

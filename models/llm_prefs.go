@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // ModelPreferences are the models a turn without a picked model answers
@@ -147,3 +149,87 @@ var turnModelPreferencesStmt = newStmt(`SELECT
 	(SELECT agent_response FROM messages WHERE exchange_id = e.id AND role = '` + RoleAssistant + `' AND seq IS NOT NULL
 		ORDER BY seq DESC LIMIT 1)
 	FROM exchanges e WHERE e.id = ? AND e.user_id = ?`)
+
+// ModelFavourite is a model a person starred: the picker lists it first.
+type ModelFavourite struct {
+	ID        int64     `gorm:"primaryKey"`
+	UserID    int64     `gorm:"not null"`
+	ModelID   int64     `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+// TableName is model_favourites.
+func (ModelFavourite) TableName() string { return "model_favourites" }
+
+// FavouriteModels are the ids of the person's favourite models, in the
+// order they were starred.
+func (s *Store) FavouriteModels(ctx context.Context, userID int64) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Model(&ModelFavourite{}).Where("user_id = ?", userID).Order("id").Pluck("model_id", &ids).Error
+	return ids, wrap("favourite models", err)
+}
+
+// SetFavouriteModel stars (on) or unstars the person's model; doing it
+// twice is doing it once. The caller checks the model may be picked.
+func (s *Store) SetFavouriteModel(ctx context.Context, userID, modelID int64, on bool) error {
+	db := s.db.WithContext(ctx)
+	var err error
+	if on {
+		err = db.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&ModelFavourite{UserID: userID, ModelID: modelID, CreatedAt: now()}).Error
+	} else {
+		err = db.Where("user_id = ? AND model_id = ?", userID, modelID).Delete(&ModelFavourite{}).Error
+	}
+	return wrap("set favourite model", err)
+}
+
+// SetSearchReasoning says whether the person's searches match replies'
+// reasoning too.
+func (s *Store) SetSearchReasoning(ctx context.Context, userID int64, on bool) error {
+	err := s.db.WithContext(ctx).Model(&User{}).Where("id = ?", userID).Update("search_reasoning", on).Error
+	return wrap("set search reasoning", err)
+}
+
+// ConversationCost is one of the person's conversations with what its
+// replies cost.
+type ConversationCost struct {
+	Exchange
+	Cost float64
+}
+
+// RecentConversationCosts are the person's general and page chats active
+// since since, newest first (at most limit), each with what its replies
+// cost: ExchangeCost for each, in two reads. It reads the replies of those
+// conversations only; which conversations cost the most would need a
+// total kept per conversation, which there is not.
+func (s *Store) RecentConversationCosts(ctx context.Context, userID int64, since time.Time, limit int) ([]ConversationCost, error) {
+	db := s.db.WithContext(ctx)
+	var exs []Exchange
+	err := db.Select("id", "user_id", "scope", "page_id", "title", "updated_at").
+		Where("user_id = ? AND updated_at >= ? AND temporary = ? AND scope IN ?", userID, since.UTC(), false, []string{ScopeGeneral, ScopePage}).
+		Order("updated_at DESC, id DESC").Limit(limit).Find(&exs).Error
+	if err != nil || len(exs) == 0 {
+		return nil, wrap("recent conversation costs", err)
+	}
+	ids := make([]int64, len(exs))
+	for i := range exs {
+		ids[i] = exs[i].ID
+	}
+	var rows []Message
+	err = db.Select("id", "exchange_id", "role", "agent_response").
+		Where("exchange_id IN ? AND role = ? AND seq IS NOT NULL", ids, RoleAssistant).Find(&rows).Error
+	if err != nil {
+		return nil, wrap("recent conversation costs", err)
+	}
+	cost := map[int64]float64{}
+	for i := range rows {
+		if r := rows[i].AgentResponse; r != nil {
+			cost[rows[i].ExchangeID] += metaNumber(r.Metadata["cost"])
+		}
+	}
+	out := make([]ConversationCost, len(exs))
+	for i := range exs {
+		out[i] = ConversationCost{Exchange: exs[i], Cost: cost[exs[i].ID]}
+	}
+	return out, nil
+}

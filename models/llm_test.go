@@ -72,6 +72,27 @@ func TestUsageIsKeptByTheTurnAndBudgetsCombine(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0] != (UsageByModel{Model: "gpt-x", InputTokens: 20, OutputTokens: 10, Cost: 0.5}) {
 			t.Fatalf("usage %+v, %v", got, err)
 		}
+		// A day before (the 1st: a day of the same month), another model:
+		// the days are summed over models.
+		day := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+		if day[:7] != month {
+			day = month + "-28"
+		}
+		if err := s.db.Create(&UsageDaily{UserID: u.ID, Day: day, Model: "other", InputTokens: 7, OutputTokens: 1, Cost: 0.1}).Error; err != nil {
+			t.Fatal(err)
+		}
+		byDay, err := s.MonthUsageByDay(ctx, u.ID, month)
+		if err != nil || len(byDay) != 2 || byDay[0].Day > byDay[1].Day {
+			t.Fatalf("by day %+v, %v", byDay, err)
+		}
+		for _, d := range byDay {
+			if d.Day == day && (d.Tokens != 8 || d.Cost != 0.1) || d.Day != day && (d.Tokens != 30 || d.Cost != 0.5) {
+				t.Fatalf("by day %+v", byDay)
+			}
+		}
+		if err := s.db.Where("model = ?", "other").Delete(&UsageDaily{}).Error; err != nil {
+			t.Fatal(err)
+		}
 		today, m, err := s.TokensUsed(ctx, u.ID, time.Now())
 		if err != nil || today != 30 || m != 30 {
 			t.Fatalf("used %d %d %v", today, m, err)

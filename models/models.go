@@ -67,6 +67,8 @@ type User struct {
 	// DefaultModelID is the model the person picks by default (issue 29);
 	// nil: the administrators' default.
 	DefaultModelID *int64
+	// SearchReasoning lets search match replies' reasoning too (opt-in).
+	SearchReasoning bool `gorm:"not null"`
 }
 
 // APIKey is a hashed key that authenticates JSON API calls as its user.

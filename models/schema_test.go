@@ -16,7 +16,7 @@ import (
 var allModels = []any{&User{}, &APIKey{}, &Page{}, &PageRevision{}, &Exchange{}, &Message{}, &ProposalRejection{},
 	&AdminAudit{}, &Settings{}, &RetentionRun{}, &ServerSecret{}, &SubRun{}, &Identity{}, &Share{}, &SharedCopy{}, &ExchangeRead{}, &ToolPolicy{}, &Blob{}, &File{}, &MessageAttachment{}, &FileHold{}, &BlobDeletion{},
 	&Project{}, &ProjectFile{}, &AccountInstructions{}, &Memory{}, &InstructionText{},
-	&LLMConnection{}, &LLMModel{}, &UsageDaily{}, &TokenBudget{}}
+	&LLMConnection{}, &LLMModel{}, &UsageDaily{}, &TokenBudget{}, &ModelFavourite{}}
 
 // TestSchemaMatchesModels proves the migrated schema and the GORM models
 // agree: every field has a column of a compatible type and nullability, and

@@ -29,6 +29,10 @@ type SearchQuery struct {
 	ProjectID *int64
 	Before    *SearchCursor
 	Limit     int
+	// Reasoning also matches the reasoning of replies (the person opted
+	// in: User.SearchReasoning); a reply whose text matches too is one
+	// hit, on its text.
+	Reasoning bool
 }
 
 // RoleTitle is the role of a hit on an exchange's title.
@@ -49,6 +53,9 @@ type SearchHit struct {
 	Snippet string
 	At      time.Time // the message's time, or the exchange's last activity
 	Cursor  SearchCursor
+	// InReasoning says the match is in the reply's reasoning, which the
+	// snippet quotes (SearchQuery.Reasoning).
+	InReasoning bool
 }
 
 // Link is where the hit leads, for the search screen and for the agents'
@@ -80,8 +87,9 @@ type SearchCursor struct {
 }
 
 const (
-	searchKindMessage = 0
-	searchKindTitle   = 1
+	searchKindMessage   = 0
+	searchKindTitle     = 1
+	searchKindReasoning = 2 // a reply's reasoning
 )
 
 // String encodes the cursor as an opaque token.
@@ -109,7 +117,7 @@ func ParseSearchCursor(token string) (SearchCursor, error) {
 	kind, err3 := strconv.Atoi(parts[n-2])
 	id, err4 := strconv.ParseInt(parts[n-1], 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || math.IsNaN(rank) || math.IsInf(rank, 0) ||
-		(kind != searchKindMessage && kind != searchKindTitle) || id <= 0 {
+		kind < searchKindMessage || kind > searchKindReasoning || id <= 0 {
 		return SearchCursor{}, bad
 	}
 	return SearchCursor{Rank: rank, At: time.UnixMicro(micros).UTC(), Kind: kind, ID: id}, nil
@@ -169,8 +177,9 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 			ExchangeID: r.ExchangeID, Seq: r.Seq, Role: r.Role, Title: r.Title, Scope: r.Scope, PageID: r.PageID,
 			At: r.At.UTC(), Cursor: SearchCursor{Rank: r.Rank, At: r.At.UTC(), Kind: r.Kind, ID: r.ID},
 		}
-		if r.Kind == searchKindMessage {
+		if r.Kind != searchKindTitle {
 			h.MessageID = &rows[i].ID
+			h.InReasoning = r.Kind == searchKindReasoning
 			h.Snippet = searchSnippet(snippets[searchKey{r.Kind, r.ID}])
 		} else {
 			h.Role = RoleTitle
@@ -253,12 +262,30 @@ func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 		UNION ALL
 		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts), e.title, e.scope, e.page_id
 		FROM exchanges_fts CROSS JOIN exchanges e ON e.id = exchanges_fts.rowid
-		WHERE exchanges_fts MATCH ? AND ` + filter + `
-	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?+0`
+		WHERE exchanges_fts MATCH ? AND ` + filter
 	args := append([]any{match}, fargs...)
 	args = append(append(args, match), fargs...)
+	if q.Reasoning {
+		// A reply whose text matches is found by its text already.
+		sql += `
+		UNION ALL
+		SELECT m.id, 2, m.exchange_id, m.seq, m.role, m.created_at, bm25(messages_reasoning_fts), e.title, e.scope, e.page_id
+		FROM messages_reasoning_fts CROSS JOIN messages m ON m.id = messages_reasoning_fts.rowid CROSS JOIN exchanges e ON e.id = m.exchange_id
+		WHERE messages_reasoning_fts MATCH ? AND ` + filter + `
+			AND m.id NOT IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`
+		args = append(append(append(args, match), fargs...), match)
+	}
+	sql += `
+	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?+0`
 	args = append(append(args, kargs...), q.Limit)
 	return sql, args
+}
+
+// sqliteReasoningSnippetSQL is SQLiteSnippetSQL for hits on replies'
+// reasoning.
+func sqliteReasoningSnippetSQL(terms []SearchTerm, ids []int64) (string, []any) {
+	sql, args := SQLiteSnippetSQL(terms, false, ids)
+	return strings.ReplaceAll(sql, "messages_fts", "messages_reasoning_fts"), args
 }
 
 // SQLiteSnippetSQL is the statement Search runs on SQLite for the snippets
@@ -298,13 +325,34 @@ func (s *Store) searchPostgres(db *gorm.DB, userID int64, q SearchQuery) ([]sear
 		UNION ALL
 		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, -ts_rank_cd(e.title_tsv, query.q)::float8, e.title, e.scope, e.page_id
 		FROM query, exchanges e
-		WHERE e.title_tsv @@ query.q AND ` + filter + `
+		WHERE e.title_tsv @@ query.q AND ` + filter
+	args := append(append(qargs, fargs...), fargs...)
+	if q.Reasoning {
+		// The index's expression and predicate (migration 00030), word for
+		// word; a reply whose text matches is found by its text already.
+		sql += `
+		UNION ALL
+		SELECT m.id, 2, m.exchange_id, m.seq, m.role, m.created_at,
+			-ts_rank_cd(` + pgReasoningTSV + `, query.q)::float8, e.title, e.scope, e.page_id
+		FROM query, messages m JOIN exchanges e ON e.id = m.exchange_id
+		WHERE ` + pgReasoningTSV + ` @@ query.q AND ` + pgReasoningRows + `
+			AND NOT COALESCE(m.content_tsv @@ query.q, FALSE) AND ` + filter
+		args = append(args, fargs...)
+	}
+	sql += `
 	) hits WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?` // bound: PostgreSQL does not prepare again
-	args := append(append(append(qargs, fargs...), fargs...), kargs...)
-	args = append(args, q.Limit)
+	args = append(append(args, kargs...), q.Limit)
 	var rows []searchRow
 	return rows, db.Raw(sql, args...).Scan(&rows).Error
 }
+
+// pgReasoningTSV and pgReasoningRows are the expression and the predicate
+// of PostgreSQL's index of replies' reasoning (migration 00030).
+const (
+	pgReasoningTSV  = `to_tsvector('palaver'::regconfig, (m.agent_response::jsonb) ->> 'reasoning')`
+	pgReasoningRows = `m.copy_of IS NULL AND m.role = 'assistant' AND strpos(m.agent_response, '"reasoning":') > 0` +
+		` AND strpos(m.agent_response, E'\\u0000') = 0`
+)
 
 // tsQuerySQL is the SQL expression of the tsquery for terms, each term a
 // bound parameter (tsQueryParts), all of them required.
@@ -333,11 +381,14 @@ type searchKey struct {
 // snippet functions read and tokenize each text again, which costs too
 // much to run over every match before the page is cut.
 func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map[searchKey]string, error) {
-	var msgIDs, exIDs []int64
+	var msgIDs, exIDs, reasonIDs []int64
 	for _, r := range rows {
-		if r.Kind == searchKindMessage {
+		switch r.Kind {
+		case searchKindMessage:
 			msgIDs = append(msgIDs, r.ID)
-		} else {
+		case searchKindReasoning:
+			reasonIDs = append(reasonIDs, r.ID)
+		default:
 			exIDs = append(exIDs, r.ID)
 		}
 	}
@@ -357,6 +408,9 @@ func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map
 			err = db.Raw(strings.Replace(postgres, "QUERY", tsq, 1), append(args, ids)...).Scan(&got).Error
 		} else {
 			sql, args := SQLiteSnippetSQL(terms, kind == searchKindTitle, ids)
+			if kind == searchKindReasoning {
+				sql, args = sqliteReasoningSnippetSQL(terms, ids)
+			}
 			err = db.Raw(sql, args...).Scan(&got).Error
 		}
 		for _, g := range got {
@@ -367,6 +421,11 @@ func (s *Store) snippets(db *gorm.DB, terms []SearchTerm, rows []searchRow) (map
 	const headline = `'StartSel=` + markOpen + `, StopSel=` + markClose + `, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "'`
 	if err := read(searchKindMessage, msgIDs,
 		`SELECT m.id, ts_headline('palaver', m.content, QUERY, `+headline+`) AS snippet
+			FROM messages m WHERE m.id IN ?`); err != nil {
+		return nil, err
+	}
+	if err := read(searchKindReasoning, reasonIDs,
+		`SELECT m.id, ts_headline('palaver', (m.agent_response::jsonb) ->> 'reasoning', QUERY, `+headline+`) AS snippet
 			FROM messages m WHERE m.id IN ?`); err != nil {
 		return nil, err
 	}

@@ -179,6 +179,14 @@ func indexSearch(tx *gorm.DB, chunk int64) (w, top int64, err error) {
 	if err != nil {
 		return w, top, err
 	}
+	// Reasoning's own index (migration 00030), filled by the same batch.
+	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning)
+		SELECT id, json_extract(agent_response, '$.reasoning') FROM messages
+		WHERE id > ? AND id <= ? AND copy_of IS NULL AND role = 'assistant'
+			AND COALESCE(json_extract(agent_response, '$.reasoning'), '') <> ''`, w, hi).Error
+	if err != nil {
+		return w, top, err
+	}
 	if err := tx.Exec(`UPDATE messages_fts_state SET indexed_through = ?`, hi).Error; err != nil {
 		return w, top, err
 	}

@@ -49,7 +49,7 @@ var (
 	// Subqueries, not a join: SQLite prepares a join with bound values
 	// again on every run (five times the cost of the whole read).
 	userByAPIKeyStmt = newStmt(`SELECT u.id, u.username, u.username_key, u.password_hash, u.is_admin,
-		u.created_at, u.disabled, u.session_epoch, u.default_model_id,
+		u.created_at, u.disabled, u.session_epoch, u.default_model_id, u.search_reasoning,
 		(SELECT id FROM api_keys WHERE key_hash = ?),
 		(SELECT last_used_at IS NULL OR last_used_at < ? FROM api_keys WHERE key_hash = ?)
 		FROM users u WHERE u.id = (SELECT user_id FROM api_keys WHERE key_hash = ?)`)
@@ -171,7 +171,7 @@ func (s *Store) userByAPIKey(ctx context.Context, keyHash string, touchBefore ti
 	var usernameKey sql.NullString
 	err = sqlDB.QueryRowContext(ctx, userByAPIKeyStmt.in(s.dialect), keyHash, touchBefore, keyHash, keyHash).Scan(
 		&u.ID, &u.Username, &usernameKey, &u.PasswordHash, &u.IsAdmin,
-		&u.CreatedAt, &u.Disabled, &u.SessionEpoch, &u.DefaultModelID, &keyID, &touch)
+		&u.CreatedAt, &u.Disabled, &u.SessionEpoch, &u.DefaultModelID, &u.SearchReasoning, &keyID, &touch)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, false, gorm.ErrRecordNotFound
 	}

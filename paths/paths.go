@@ -369,6 +369,11 @@ const (
 	AdminConnections = "/admin/connections" // POST: add a connection
 	AdminUsage       = "/admin/usage"       // tokens and cost per person, model and day
 	AccountModel     = "/account/model"     // POST: the person's default model
+	// AccountModelFavourite stars the form's model (favourite=1), unstars
+	// it (0), or, with no favourite field (the picker's star), toggles it.
+	AccountModelFavourite = "/account/models/favourite"
+	// AccountSearchReasoning says whether search matches replies' reasoning.
+	AccountSearchReasoning = "/account/search-reasoning"
 )
 
 // AdminConnection edits a connection (name, base URL, key).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -498,16 +499,12 @@ func replyNotes(r *models.AgentResponse) (reasoning, took, model string) {
 }
 
 // modelChoices are the enabled models for the composer's picker, by
-// connection, the one a message would get marked (the conversation's last,
-// the project's, the person's or the administrators' default: the rule of
-// models.ModelPreferences). The picker is a convenience: a failed read
-// leaves it out.
+// connection, the person's favourites marked, and the one a message would
+// get marked (the conversation's last, the project's, the person's or the
+// administrators' default: the rule of models.ModelPreferences). The
+// picker is a convenience: a failed read leaves it out.
 func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []views.ModelChoice {
-	conns, err := s.store.Connections(ctx)
-	if err != nil {
-		return nil
-	}
-	ms, err := s.store.LLMModels(ctx)
+	out, err := s.ModelChoices(ctx, userID)
 	if err != nil {
 		return nil
 	}
@@ -515,17 +512,9 @@ func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []
 	if err != nil {
 		return nil
 	}
-	names := map[int64]string{}
-	for _, c := range conns {
-		names[c.ID] = c.Name
-	}
 	enabled := map[int64]bool{}
-	var out []views.ModelChoice
-	for _, m := range ms {
-		if m.Enabled {
-			enabled[m.ID] = true
-			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID], Default: m.IsDefault})
-		}
+	for _, m := range out {
+		enabled[m.ID] = true
 	}
 	if pick := prefs.First(func(id int64) bool { return enabled[id] }); pick != 0 {
 		for i := range out {
@@ -535,12 +524,51 @@ func (s *Screens) modelChoices(ctx context.Context, userID, exchangeID int64) []
 	return out
 }
 
+// ModelChoices are the enabled models the person may pick, by connection,
+// their favourites marked, the administrators' default marked Default.
+func (s *Screens) ModelChoices(ctx context.Context, userID int64) ([]views.ModelChoice, error) {
+	conns, err := s.store.Connections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.store.LLMModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	favs, err := s.store.FavouriteModels(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64]string{}
+	for _, c := range conns {
+		names[c.ID] = c.Name
+	}
+	var out []views.ModelChoice
+	for _, m := range ms {
+		if m.Enabled {
+			out = append(out, views.ModelChoice{ID: m.ID, Name: m.Name, Connection: names[m.ConnectionID],
+				Default: m.IsDefault, Favourite: slices.Contains(favs, m.ID)})
+		}
+	}
+	return out, nil
+}
+
+// ModelPicker is the composer's picker once the person starred or
+// unstarred picked, which stays chosen.
+func (s *Screens) ModelPicker(ctx context.Context, v Viewer, picked int64) ([]views.ModelChoice, error) {
+	out, err := s.ModelChoices(ctx, v.UserID)
+	for i := range out {
+		out[i].Default = out[i].ID == picked
+	}
+	return out, err
+}
+
 // composerBudget puts the person's budget warning, if any, in the composer.
 func (s *Screens) composerBudget(ctx context.Context, v Viewer, c *views.Composer) error {
 	st, err := s.store.BudgetStatusOf(ctx, v.UserID, time.Now())
 	if err != nil {
 		return err
 	}
-	c.Budget, c.BudgetSpent = st.Message, st.Spent
+	c.Budget = views.BudgetWarning{Message: st.Message, Spent: st.Spent}
 	return nil
 }

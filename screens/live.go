@@ -154,6 +154,9 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 		if err := s.turn(u, e, watched); err != nil {
 			return err
 		}
+		if err := s.budget(u, e); err != nil {
+			return err
+		}
 		if e.Exchange != nil && e.Exchange.TurnStatus != models.TurnRunning && e.Exchange.Scope == models.ScopeGeneral && s.pageID == 0 {
 			if err := s.projectCounts(u, e.Exchange); err != nil {
 				return err
@@ -165,6 +168,22 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 	case agents.EventProjects:
 		return s.projects(u)
 	}
+	return nil
+}
+
+// budget draws the composer's budget warning again once a turn of the
+// user's ended: its reply may have spent what was left (or a new day
+// began), which the composer says before the next message, as a reload
+// would. One read per finished turn, not per piece of the reply.
+func (s *live) budget(u *views.LiveUpdate, e agents.Event) error {
+	if e.Exchange == nil || e.Exchange.TurnStatus == models.TurnRunning || e.UserID != s.v.UserID {
+		return nil
+	}
+	var c views.Composer
+	if err := s.sc.composerBudget(s.ctx, s.v, &c); err != nil {
+		return err
+	}
+	u.Budget = &c.Budget
 	return nil
 }
 

@@ -139,6 +139,7 @@ func (s *Screens) Panel(ctx context.Context, v Viewer, p *models.Page, st PanelS
 	}
 	panel.ExchangeID = current
 	panel.Composer.ExchangeID = current
+	panel.Composer.Models = s.modelChoices(ctx, v.UserID, current)
 	var err error
 	panel.Chats, err = s.PageChats(ctx, v, p, current)
 	return panel, err

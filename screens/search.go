@@ -42,7 +42,7 @@ func (s *Screens) Search(ctx context.Context, v Viewer, text string, q models.Se
 	now := time.Now()
 	for _, g := range groups {
 		h := g.hit
-		hit := views.SearchHit{URL: h.Link(), Title: DisplayTitle(h.Title), Snippet: h.Snippet, Role: hitRole(h.Role),
+		hit := views.SearchHit{URL: h.Link(), Title: DisplayTitle(h.Title), Snippet: h.Snippet, Role: hitRole(h),
 			PageChat: h.Scope == models.ScopePage, Branches: g.branches}
 		hit.When, hit.WhenFull = when(h.At, now)
 		r.Hits = append(r.Hits, hit)
@@ -120,13 +120,15 @@ func (s *Screens) familyHits(ctx context.Context, userID int64, hits []models.Se
 }
 
 // hitRole names whose words matched.
-func hitRole(role string) string {
-	switch role {
-	case models.RoleUser:
+func hitRole(h models.SearchHit) string {
+	switch {
+	case h.InReasoning:
+		return "Assistant's thinking"
+	case h.Role == models.RoleUser:
 		return "You"
-	case models.RoleAssistant:
+	case h.Role == models.RoleAssistant:
 		return "Assistant"
-	case models.RoleTitle:
+	case h.Role == models.RoleTitle:
 		return "Title"
 	default:
 		return "Tool"

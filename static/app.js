@@ -1700,13 +1700,18 @@
       input.hidden = false;
       const select = document.getElementById(input.dataset.modelSearch);
       if (!select) return;
+      // Enter filters, it does not submit: the form's first button (the
+      // favourite star) would take it as its own.
+      for (const type of ["keydown", "keypress"]) {
+        input.addEventListener(type, (e) => { if (e.key === "Enter") e.preventDefault(); });
+      }
       input.addEventListener("input", () => {
         const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
         let first = null;
         select.querySelectorAll("optgroup").forEach((g) => {
           let shown = 0;
           g.querySelectorAll("option").forEach((o) => {
-            const text = (g.label + " " + o.textContent).toLowerCase();
+            const text = ((o.dataset.connection || g.label) + " " + o.textContent).toLowerCase();
             const match = words.every((w) => text.includes(w));
             o.hidden = !match;
             o.disabled = !match;
@@ -1720,4 +1725,11 @@
   }
   initSearch(document);
   document.addEventListener("htmx:load", (e) => { if (e.detail.elt instanceof Element) initSearch(e.detail.elt); });
+  // The star says whether the model now chosen is a favourite.
+  document.addEventListener("change", (e) => {
+    if (!(e.target instanceof HTMLSelectElement) || e.target.id !== "model-picker") return;
+    const star = document.querySelector("#model-picker-box [data-testid=model-favourite]");
+    const o = e.target.selectedOptions[0];
+    if (star && o) star.setAttribute("aria-pressed", o.dataset.favourite !== undefined ? "true" : "false");
+  });
 })();

@@ -13,6 +13,20 @@ type AccountUsage struct {
 	// sets it shows when there is a choice.
 	Models []ModelChoice
 	CSRF   string
+	// Chart is this month's tokens per day (nil: no replies yet).
+	Chart *DayChart
+	// SearchReasoning: the person's searches match replies' reasoning.
+	SearchReasoning bool
+	// Conversations are the person's latest conversations this month,
+	// with what each has cost.
+	Conversations []AccountConversationCost
+}
+
+// AccountConversationCost is one conversation of the usage section.
+type AccountConversationCost struct {
+	Title string
+	URL   string
+	Cost  string
 }
 
 // AccountUsageRow is one model's month.

@@ -283,12 +283,19 @@ type Composer struct {
 	// there is more than one), by connection.
 	Models []ModelChoice
 	// Budget warns before sending: the person's token budget is nearly
-	// spent, or spent (BudgetSpent: a message would be refused at once).
-	Budget      string
-	BudgetSpent bool
+	// spent, or spent.
+	Budget BudgetWarning
 	// Cost is what the conversation's replies cost ("" when nothing was
 	// priced).
 	Cost string
+}
+
+// BudgetWarning is the composer's warning that the person's token budget
+// is nearly spent, or spent (Spent: a message would be refused at once);
+// no Message: none.
+type BudgetWarning struct {
+	Message string
+	Spent   bool
 }
 
 // ModelSearchFrom is how many models the picker lists before it offers a
@@ -301,19 +308,59 @@ type ModelChoice struct {
 	Name       string
 	Connection string
 	Default    bool
+	Favourite  bool // the person starred it: the picker lists it first
 }
 
-// ModelGroups groups choices by connection, in order.
-func ModelGroups(ms []ModelChoice) [][]ModelChoice {
-	var out [][]ModelChoice
+// ModelGroup is one group of the picker: the favourites, or a connection's
+// models.
+type ModelGroup struct {
+	Label  string
+	Models []ModelChoice
+}
+
+// FavouritesLabel is the label of the picker's first group.
+const FavouritesLabel = "Favourites"
+
+// ModelGroups groups choices for the picker: the favourites first, then
+// the others by connection, in order (a favourite is listed once).
+func ModelGroups(ms []ModelChoice) []ModelGroup {
+	var out []ModelGroup
 	for _, m := range ms {
-		if n := len(out); n > 0 && out[n-1][0].Connection == m.Connection {
-			out[n-1] = append(out[n-1], m)
+		if m.Favourite {
+			if len(out) == 0 {
+				out = append(out, ModelGroup{Label: FavouritesLabel})
+			}
+			out[0].Models = append(out[0].Models, m)
+		}
+	}
+	favs := len(out)
+	for _, m := range ms {
+		if m.Favourite {
 			continue
 		}
-		out = append(out, []ModelChoice{m})
+		if n := len(out); n > favs && out[n-1].Label == m.Connection {
+			out[n-1].Models = append(out[n-1].Models, m)
+			continue
+		}
+		out = append(out, ModelGroup{Label: m.Connection, Models: []ModelChoice{m}})
 	}
 	return out
+}
+
+// chosenIsFavourite says whether the model the picker shows chosen (the
+// one marked Default, else the first) is a favourite.
+func chosenIsFavourite(ms []ModelChoice) bool {
+	for _, g := range ModelGroups(ms) {
+		for _, m := range g.Models {
+			if m.Default {
+				return m.Favourite
+			}
+		}
+	}
+	if gs := ModelGroups(ms); len(gs) > 0 {
+		return gs[0].Models[0].Favourite
+	}
+	return false
 }
 
 // temporaryNotice is what a temporary chat's page says.
@@ -402,7 +449,7 @@ type SearchHit struct {
 	// the match, escaped, with <mark> around matched terms and no other
 	// markup.
 	Snippet  string
-	Role     string // "You", "Assistant", "Tool" or "Title"
+	Role     string // "You", "Assistant", "Assistant's thinking", "Tool" or "Title"
 	When     string
 	WhenFull string
 	PageChat bool // a chat in a page's assistant panel

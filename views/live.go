@@ -87,4 +87,7 @@ type LiveUpdate struct {
 	// started it in the chat this tab shows (the page's panel). The
 	// composer sends there next.
 	Adopted int64
+	// Budget, when set, is the composer's budget warning drawn again: a
+	// reply ended, and may have spent what was left.
+	Budget *BudgetWarning
 }
