@@ -99,6 +99,7 @@ func TestBrowser(t *testing.T) {
 		{"BranchNoJavaScript", browserBranchNoJavaScript},
 		{"BranchLive", browserBranchLive},
 		{"SendWhileReplying", browserSendWhileReplying},
+		{"RenameWhileLive", browserRenameWhileLive},
 		{"TripsContinue", browserTripsContinue},
 		{"TripsArchive", browserTripsArchive},
 		{"TripsCompare", browserTripsCompare},

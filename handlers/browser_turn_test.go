@@ -3,11 +3,13 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"palaver/agents"
 )
@@ -98,4 +100,65 @@ func browserSendWhileReplying(t *testing.T, root context.Context) {
 	if loc, id := w.location(), w.exchangeID(); loc != "/chat" || id != 0 || browserEval[int](w, browserCount(browserUserMsg)) != 0 {
 		s.fatalf("New chat went to %q, composer to %d", loc, id)
 	}
+}
+
+// browserRenameWhileLive: a sidebar item whose rename is open keeps it
+// while live updates of that item arrive (here, the turns another tab
+// runs in the conversation): the half-typed name stays, the rename
+// finishes, and the item shows the conversation as it is now.
+func browserRenameWhileLive(t *testing.T, root context.Context) {
+	s := newBrowserScene(t, root, withChatProvider(&agents.Builtin{Delay: 20 * time.Millisecond}))
+	w := s.window("una")
+	w.register("una")
+	w.waitFor("the composer's script", `document.querySelector("form[data-composer][data-enhanced]")`)
+	w.typeInto("[data-testid=chat-input]", "a first question\n")
+	w.waitFor("the first reply", browserCount(browserAssistantMsg)+" === 1 && "+
+		`document.querySelector("[data-testid=composer-turn]").getAttribute("data-turn-status") !== "running"`)
+	ex := w.exchangeID()
+	two := w.tab("una-tab2")
+	two.visit(fmt.Sprintf("/chat/%d", ex))
+	s.app.waitSubscribers(2)
+	item := fmt.Sprintf("#history-%d", ex)
+	input := item + " [data-testid=rename-input]"
+	two.openMenu(item)
+	two.click(item + " [data-testid=rename-exchange]")
+	two.waitVisible(input)
+	two.do("clear the title", chromedp.Clear(chromedp.CSS(input)))
+	two.typeInto(input, "Half a na")
+
+	// The first tab runs two turns: each starts and ends, and each time
+	// the item is drawn again in every tab of the person.
+	for i, q := range []string{"a second question\n", "a third question\n"} {
+		w.typeInto("[data-testid=chat-input]", q)
+		w.waitFor("the reply", `document.querySelector("[data-testid=composer-turn]").getAttribute("data-turn-status") !== "running" && `+
+			browserCount(browserAssistantMsg)+` === `+strconv.Itoa(i+2))
+	}
+	if got := browserEval[string](two, `(document.querySelector(`+strconv.Quote(input)+`) || {value: "(gone)"}).value`); got != "Half a na" {
+		s.fatalf("the half-typed name became %q while the item was updated live", got)
+	}
+	two.typeInto(input, "me\n")
+	for _, tab := range []*browserTab{w, two} {
+		tab.waitFor("the new name in the sidebar and the heading", browserHasText(item, "Half a name")+` && `+
+			browserHasText("#chat-title", "Half a name"))
+	}
+	if n := browserEval[int](two, browserCount(item)); n != 1 {
+		s.fatalf("%d sidebar items of the conversation after the rename, want 1", n)
+	}
+	if n := browserEval[int](two, browserCount(item+" details[open]")); n != 0 {
+		s.fatalf("the item's menu is still open after the rename")
+	}
+
+	// A menu opened and closed without a change: the item held while it
+	// was open shows the conversation as it is now once it closes.
+	two.openMenu(item)
+	w.typeInto("[data-testid=chat-input]", "a fourth question\n")
+	w.waitFor("the fourth reply", `document.querySelector("[data-testid=composer-turn]").getAttribute("data-turn-status") !== "running" && `+
+		browserCount(browserAssistantMsg)+` === 4`)
+	w.waitFor("the item drawn again in the first tab", browserHasText(item+" [data-testid=history-turns]", "4 turns"))
+	if got := two.text(item + " [data-testid=history-turns]"); got != "3 turns" {
+		s.fatalf("while its menu is open the item says %q, want the 3 turns it showed", got)
+	}
+	two.key(kb.Escape)
+	two.waitFor("the item as it is now", browserHasText(item+" [data-testid=history-turns]", "4 turns")+` && `+
+		browserCount(item)+` === 1`)
 }

@@ -379,6 +379,60 @@
     openedByKey = false;
   }, true);
 
+  // A sidebar item whose menu (or rename) is open is not replaced under
+  // the person by a live update (another tab's read mark, a reply ending):
+  // that would close the menu and drop a half-typed name. When the update
+  // brings the item again (drawn anew, or moved up under Today), the item
+  // in use takes the new one's place as it is, focus and typing kept; its
+  // newest version waits, and replaces it once nothing in it is open. An
+  // answer of the item's own form (a rename) replaces it instead, being
+  // newer.
+  const HISTORY_ITEM = "[data-testid=history-item]";
+  const heldItems = new Map(); // item id -> its newest HTML ("": deleted), held
+  const itemInUse = (el) => !!el.querySelector("details[open]");
+
+  document.addEventListener("htmx:oobBeforeSwap", (e) => {
+    const t = e.detail.target;
+    const f = e.detail.fragment;
+    if (!(t instanceof Element)) return;
+    for (const item of document.querySelectorAll(HISTORY_ITEM)) {
+      if (!itemInUse(item)) continue;
+      const fresh = f && f.querySelector ? f.querySelector("#" + CSS.escape(item.id)) : null;
+      if (t === item) { // the item itself, replaced or deleted: it waits whole
+        heldItems.set(item.id, fresh ? fresh.outerHTML : "");
+        e.detail.shouldSwap = false;
+        return;
+      }
+      if (!fresh) continue;
+      heldItems.set(item.id, fresh.outerHTML);
+      const focused = item.contains(document.activeElement) ? document.activeElement : null;
+      const range = focused && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+      fresh.replaceWith(item);
+      if (focused) {
+        queueMicrotask(() => {
+          focused.focus();
+          if (range) focused.setSelectionRange(range[0], range[1]);
+        });
+      }
+    }
+  });
+
+  document.addEventListener("toggle", (e) => {
+    const d = e.target;
+    if (!(d instanceof HTMLDetailsElement) || d.open) return;
+    const item = d.closest(HISTORY_ITEM);
+    if (!item || itemInUse(item) || !heldItems.has(item.id)) return;
+    const html = heldItems.get(item.id);
+    heldItems.delete(item.id);
+    if (html === "") item.remove();
+    else htmx.swap(item, html, { swapStyle: "outerHTML" });
+  }, true);
+
+  document.addEventListener("htmx:beforeSwap", (e) => {
+    const t = e.detail.target;
+    if (t instanceof Element && t.matches(HISTORY_ITEM)) heldItems.delete(t.id);
+  });
+
   document.addEventListener("DOMContentLoaded", () => enhanceMenus(document));
   document.addEventListener("htmx:load", (e) => enhanceMenus(e.detail.elt));
   document.addEventListener("htmx:oobAfterSwap", (e) => enhanceMenus(e.detail.target && e.detail.target.parentElement));
