@@ -478,6 +478,10 @@ func TestFilesExportImport(t *testing.T) {
 // 27 MiB of base64 in its export line) goes out through the export and
 // back in through the import with the same bytes.
 func TestFilesExportImportLargest(t *testing.T) {
+	// In parallel with TestBrowser, which mostly waits: an app and a
+	// database of its own, no timing, and the tests that measure the
+	// process's memory run serially, before any parallel test starts.
+	t.Parallel()
 	a := newTestApp(t)
 	ann := a.apiClient("ann")
 	data := make([]byte, 20<<20)

@@ -193,6 +193,9 @@ func replaceQuery(path, key, value string) string {
 // A provider that is down: its button says so on a clear page, the server
 // runs on, and password sign-in still works.
 func TestOIDCProviderDown(t *testing.T) {
+	// It waits out the pause before discovery is tried again: in parallel,
+	// with its own app, providers and log.
+	t.Parallel()
 	e := newOIDCEnv(t, nil, nil, "corp")
 	e.a.register("bob")
 	e.ops["corp"].SetDown(true)

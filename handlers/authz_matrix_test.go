@@ -765,6 +765,9 @@ func mxToLogin(target string) bool {
 // TestAuthorisationMatrix sends every route the requests its class must
 // refuse, then the owner's request that must get through.
 func TestAuthorisationMatrix(t *testing.T) {
+	// In parallel with TestBrowser, which mostly waits: an app, a listener
+	// and a provider of its own, and no timing.
+	t.Parallel()
 	_, providers := startOPs(t, "http://127.0.0.1", "corp") // linking an identity starts at a real provider
 	// The catalog, as serve has it: a favourite model is one of its models.
 	a := newTestApp(t, withOIDC(providers), withCatalog(t))

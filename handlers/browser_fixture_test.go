@@ -73,6 +73,10 @@ const browserHtmxWatch = `document.addEventListener("htmx:error", (e) => { const
 
 // TestBrowser runs the browser scenarios on one shared Chromium.
 func TestBrowser(t *testing.T) {
+	// In parallel with the few other tests that mostly wait (not with
+	// TestBrowserShares or TestBrowserOIDC: one Chromium at a time), so
+	// that their waiting overlaps its own; it shares nothing with them.
+	t.Parallel()
 	root := startBrowser(t)
 	for _, sc := range []struct {
 		name string

@@ -22,6 +22,9 @@ const outage = 10 * time.Second
 // fails with an error row once it is back, nothing committed is lost, and
 // the same process serves again without a restart (the pool reconnects).
 func TestDatabaseAwayAndBack(t *testing.T) {
+	// It mostly waits (the outage, the reconnection): in parallel, on a
+	// private cluster of its own; it asserts no elapsed time.
+	t.Parallel()
 	cluster := pgtest.NewCluster(t)
 	migrate, err := models.Open(cluster.DSN, models.Options{})
 	if err != nil {
@@ -131,6 +134,9 @@ func TestDatabaseAwayAndBack(t *testing.T) {
 // a request the database deadline, not a hang: 503, and the pool serves
 // again once the server does.
 func TestDatabaseHungAnswers503(t *testing.T) {
+	// It mostly waits out the database deadline: in parallel, on a
+	// private cluster of its own.
+	t.Parallel()
 	cluster := pgtest.NewCluster(t)
 	migrate, err := models.Open(cluster.DSN, models.Options{})
 	if err != nil {
