@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"palaver/accounts"
 	"palaver/agents"
 	"palaver/handlers"
+	"palaver/internal/dbtest"
 	"palaver/models"
 	"palaver/static"
 )
@@ -100,35 +99,17 @@ func newDeps(tb testing.TB, opts ...appOption) (handlers.Deps, *models.Store) {
 }
 
 // migratedDB is the file of a freshly migrated SQLite database, made once
-// per test binary: each test app starts from a copy of it rather than
-// running every migration again (0.1–0.3 s an app on this machine, and the
-// package makes hundreds). The store is closed before the file is read, so
-// the WAL is checkpointed into it and removed: the file alone is the whole
-// database.
-var migratedDB = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "palaver-handlers-db.")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "palaver.db")
+// per test binary (dbtest.MigratedFile): each store starts from a copy.
+var migratedDB = dbtest.MigratedFile(func(path string) error {
 	store, err := models.Open(path, models.Options{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := store.Migrate(context.Background()); err != nil {
 		store.Close()
-		return nil, err
+		return err
 	}
-	if err := store.Close(); err != nil {
-		return nil, err
-	}
-	for _, extra := range []string{"-wal", "-journal"} {
-		if fi, err := os.Stat(path + extra); err == nil && fi.Size() > 0 {
-			return nil, fmt.Errorf("%s still holds %d bytes once the store is closed", filepath.Base(path+extra), fi.Size())
-		}
-	}
-	return os.ReadFile(path)
+	return store.Close()
 })
 
 // client is one browser (a cookie jar and the CSRF token it last saw) or one

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"palaver/internal/dbtest"
 	"palaver/internal/pgtest/pgshared"
 )
 
@@ -44,35 +44,18 @@ func newSQLite(t testing.TB, opts Options) *Store {
 	return s
 }
 
-// migratedSQLite is the file of a freshly migrated SQLite database, made
-// once per test binary: newSQLite starts each store from a copy of it
-// rather than running every migration again (0.1–0.3 s a store on this
-// machine). The store is closed before the file is read, so the WAL is
-// checkpointed into it and removed: the file alone is the whole database.
-var migratedSQLite = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "palaver-models-db.")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "palaver.db")
+// migratedSQLite is the file of a freshly migrated SQLite database, made once
+// per test binary (dbtest.MigratedFile): each store starts from a copy.
+var migratedSQLite = dbtest.MigratedFile(func(path string) error {
 	s, err := Open(path, Options{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := s.Migrate(context.Background()); err != nil {
 		s.Close()
-		return nil, err
+		return err
 	}
-	if err := s.Close(); err != nil {
-		return nil, err
-	}
-	for _, extra := range []string{"-wal", "-journal"} {
-		if fi, err := os.Stat(path + extra); err == nil && fi.Size() > 0 {
-			return nil, fmt.Errorf("%s still holds %d bytes once the store is closed", filepath.Base(path+extra), fi.Size())
-		}
-	}
-	return os.ReadFile(path)
+	return s.Close()
 })
 
 // newPostgres opens the database named by PALAVER_TEST_POSTGRES, wipes its
