@@ -18,6 +18,12 @@ const (
 	KindBuiltin   = "builtin" // the offline agent, when no --llm-* flags are given
 )
 
+// OfflineConnection is the connection `palaver serve` defines without
+// --llm-* flags, and its one model: the builtin offline agent.
+func OfflineConnection() (LLMConnection, string) {
+	return LLMConnection{Name: "offline", Kind: KindBuiltin}, "builtin"
+}
+
 // Connection sources: who manages a connection.
 const (
 	SourceAdmin = "admin"

@@ -93,21 +93,28 @@ func metaNumber(v any) float64 {
 // prices each reply was written at (its metadata's cost, kept with the
 // usage row): the conversation as its log holds it, forks' copies included.
 func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
+	db := s.db.WithContext(ctx).Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID)
+	costs, err := replyCosts(db, []int64{exchangeID})
+	return costs[exchangeID], wrap("exchange cost", err)
+}
+
+// replyCosts sums what the replies of these exchanges cost (their
+// agent_response.metadata.cost), by exchange.
+func replyCosts(db *gorm.DB, exchangeIDs []int64) (map[int64]float64, error) {
 	var rows []Message
-	err := s.db.WithContext(ctx).Select("messages.id", "messages.role", "messages.agent_response").
-		Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID).
-		Where("messages.exchange_id = ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeID, RoleAssistant).
+	err := db.Select("messages.id", "messages.exchange_id", "messages.role", "messages.agent_response").
+		Where("messages.exchange_id IN ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeIDs, RoleAssistant).
 		Find(&rows).Error
 	if err != nil {
-		return 0, wrap("exchange cost", err)
+		return nil, err
 	}
-	total := 0.0
+	costs := make(map[int64]float64, len(exchangeIDs))
 	for i := range rows {
 		if r := rows[i].AgentResponse; r != nil {
-			total += metaNumber(r.Metadata["cost"])
+			costs[rows[i].ExchangeID] += metaNumber(r.Metadata["cost"])
 		}
 	}
-	return total, nil
+	return costs, nil
 }
 
 // turnModelPreferences reads the preferences of a turn in the user's
@@ -199,7 +206,7 @@ type ConversationCost struct {
 
 // RecentConversationCosts are the person's general and page chats active
 // since since, newest first (at most limit), each with what its replies
-// cost: ExchangeCost for each, in two reads. It reads the replies of those
+// cost (replyCosts), in two reads. It reads the replies of those
 // conversations only; which conversations cost the most would need a
 // total kept per conversation, which there is not.
 func (s *Store) RecentConversationCosts(ctx context.Context, userID int64, since time.Time, limit int) ([]ConversationCost, error) {
@@ -215,17 +222,9 @@ func (s *Store) RecentConversationCosts(ctx context.Context, userID int64, since
 	for i := range exs {
 		ids[i] = exs[i].ID
 	}
-	var rows []Message
-	err = db.Select("id", "exchange_id", "role", "agent_response").
-		Where("exchange_id IN ? AND role = ? AND seq IS NOT NULL", ids, RoleAssistant).Find(&rows).Error
+	cost, err := replyCosts(db, ids)
 	if err != nil {
 		return nil, wrap("recent conversation costs", err)
-	}
-	cost := map[int64]float64{}
-	for i := range rows {
-		if r := rows[i].AgentResponse; r != nil {
-			cost[rows[i].ExchangeID] += metaNumber(r.Metadata["cost"])
-		}
 	}
 	out := make([]ConversationCost, len(exs))
 	for i := range exs {

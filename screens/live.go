@@ -176,14 +176,19 @@ func (s *live) event(u *views.LiveUpdate, e agents.Event, lagged bool) error {
 // began), which the composer says before the next message, as a reload
 // would. One read per finished turn, not per piece of the reply.
 func (s *live) budget(u *views.LiveUpdate, e agents.Event) error {
-	if e.Exchange == nil || e.Exchange.TurnStatus == models.TurnRunning || e.UserID != s.v.UserID {
+	if e.Exchange == nil || e.Exchange.TurnStatus == models.TurnRunning {
 		return nil
 	}
-	var c views.Composer
-	if err := s.sc.composerBudget(s.ctx, s.v, &c); err != nil {
+	// Read once for all the tabs the event reaches (family_memo.go).
+	w, err := s.sc.budgets.get(e.Exchange, s.v.UserID, func() (views.BudgetWarning, error) {
+		var c views.Composer
+		err := s.sc.composerBudget(s.ctx, s.v, &c)
+		return c.Budget, err
+	})
+	if err != nil {
 		return err
 	}
-	u.Budget = &c.Budget
+	u.Budget = &w
 	return nil
 }
 
@@ -194,16 +199,7 @@ func (s *live) projects(u *views.LiveUpdate) error {
 	if s.pageID != 0 || u.Sidebar != nil {
 		return nil
 	}
-	current := int64(0)
-	if s.feed != nil {
-		current = s.feed.exchangeID
-	}
-	side, err := s.sc.Sidebar(s.ctx, s.v, current, nil)
-	if err != nil {
-		return err
-	}
-	u.Sidebar = &side
-	return nil
+	return s.sidebar(u, false, nil)
 }
 
 // readMarks redraws what the user's new read marks change: the item of
@@ -212,17 +208,12 @@ func (s *live) readMarks(u *views.LiveUpdate, e agents.Event) error {
 	if s.pageID != 0 {
 		return nil // the page editor has no sidebar
 	}
+	if e.ExchangeID == 0 {
+		return s.sidebar(u, false, nil)
+	}
 	current := int64(0)
 	if s.feed != nil {
 		current = s.feed.exchangeID
-	}
-	if e.ExchangeID == 0 {
-		side, err := s.sc.Sidebar(s.ctx, s.v, current, nil)
-		if err != nil {
-			return err
-		}
-		u.Sidebar = &side
-		return nil
 	}
 	ex := e.Exchange
 	if ex == nil {

@@ -32,9 +32,10 @@ type Screens struct {
 	heads    FamilyHeads
 	markdown *views.Markdown
 	// One lookup per live event for all the tabs it reaches (family_memo.go):
-	// the family's heads, and the transcript's tail of new entries.
+	// the family's heads, the transcript's tail of new entries, the budget.
 	families eventMemo[int64, map[int64]models.FamilyHead]
 	tails    eventMemo[tailKey, tail]
+	budgets  eventMemo[int64, views.BudgetWarning] // by user, read once a finished turn
 }
 
 // New builds screens over store, its family lookups made by heads (the

@@ -16,7 +16,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f := newFlags("import", stderr)
 	user := f.string("user", "", "the account that receives the data (required)")
 	db := dbFlag(f)
-	fileMiB := f.int("file-max-mib", 20, "largest attached file the import takes, in MiB (as serve's flag)")
+	fileMiB := fileMaxFlag(f, "largest attached file the import takes, in MiB (as serve's flag)")
 	blobStore := blobStoreFlag(f)
 	pos, err := f.parse(args)
 	if err != nil {

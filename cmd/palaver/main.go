@@ -26,6 +26,7 @@ import (
 
 	"palaver/cmd/palaver/bench"
 	"palaver/models"
+	"palaver/transfer"
 )
 
 func main() {
@@ -207,6 +208,12 @@ func blobStoreFlag(f *flags) func() (*models.BlobStoreConfig, error) {
 }
 
 // dbFlag is the --db flag every command has.
+// fileMaxFlag is --file-max-mib, the largest file in MiB, as serve (an
+// upload) and import (an attached file) take it.
+func fileMaxFlag(f *flags, help string) *int {
+	return f.int("file-max-mib", transfer.DefaultMaxFileBytes>>20, help)
+}
+
 func dbFlag(f *flags) *string {
 	return f.string("db", "data/palaver.db", "SQLite file path (created on first run) or postgres:// URL")
 }

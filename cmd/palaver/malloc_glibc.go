@@ -3,12 +3,17 @@
 package main
 
 /*
+#include <stdlib.h>
+#ifdef __GLIBC__
 #include <malloc.h>
+#endif
 
-// palaver_keep_freed_memory: see init below.
+// palaver_keep_freed_memory: see init below (glibc's allocator only).
 static void palaver_keep_freed_memory(void) {
+#ifdef __GLIBC__
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+#endif
 }
 */
 import "C"

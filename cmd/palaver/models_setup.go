@@ -41,7 +41,7 @@ func modelCatalog(ctx context.Context, store *models.Store, db, secret string, f
 	if err != nil {
 		return nil, fmt.Errorf("%w: --secret-key: %v", errUsage, err)
 	}
-	conn, model := models.LLMConnection{Name: "offline", Kind: models.KindBuiltin}, "builtin"
+	conn, model := models.OfflineConnection()
 	if flags.url != "" {
 		sealed, err := box.Seal(flags.key)
 		if err != nil {

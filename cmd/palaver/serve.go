@@ -41,7 +41,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	importStored := f.int("import-max-stored-mib", 1024, "most MiB one import may store, copies of a ChatGPT file's branches included (and at most 10 times the file's size)")
 	importDeadline := f.duration("import-deadline", 10*time.Minute, "longest an import's upload may take, all of it")
 	// Files (issue 26).
-	fileMiB := f.int("file-max-mib", 20, "largest file one upload may be, in MiB")
+	fileMiB := fileMaxFlag(f, "largest file one upload may be, in MiB")
 	filesPerMsg := f.int("files-per-message", 10, "most files one message may hold")
 	quotaMiB := f.int("file-quota-mib", 1024, "most MiB one user's files may take, each stored file counted once")
 	fileTextChars := f.int("file-text-chars", 20000, "most characters of an attached text file an OpenAI-compatible model is shown")

@@ -242,7 +242,8 @@ func (e *env) serve(ctx context.Context, path string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := e.store.EnsureFlagConnection(ctx, models.LLMConnection{Name: "offline", Kind: models.KindBuiltin}, "builtin"); err != nil {
+	offline, model := models.OfflineConnection()
+	if err := e.store.EnsureFlagConnection(ctx, offline, model); err != nil {
 		return err
 	}
 	catalog := agents.NewCatalog(e.store, box, &agents.Builtin{})
