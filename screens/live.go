@@ -247,9 +247,33 @@ func (s *live) projectCounts(u *views.LiveUpdate, ex *models.Exchange) error {
 	if ex.ProjectID == nil {
 		return nil
 	}
-	links, err := s.sc.ProjectLinks(s.ctx, s.v, 0)
+	current, err := s.watchedProject(ex)
+	if err != nil {
+		return err
+	}
+	links, err := s.sc.ProjectLinks(s.ctx, s.v, current)
 	u.Projects = &links
 	return err
+}
+
+// watchedProject is the project of the chat the tab shows (0: none), as
+// Sidebar marks it: read, unless ex is that chat.
+func (s *live) watchedProject(ex *models.Exchange) (int64, error) {
+	if s.feed == nil {
+		return 0, nil
+	}
+	if s.feed.exchangeID != ex.ID {
+		var err error
+		if ex, err = s.sc.store.Exchange(s.ctx, s.v.UserID, s.feed.exchangeID); errors.Is(err, models.ErrNotFound) {
+			return 0, nil
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	if ex.ProjectID == nil {
+		return 0, nil
+	}
+	return *ex.ProjectID, nil
 }
 
 // unreadCount sends the count of unread conversations (the tab's title):

@@ -240,3 +240,39 @@ func TestLiveTabRemembersWhatItWasSent(t *testing.T) {
 		t.Fatalf("a deleted chat's reply piece shown on the tab that watched it: %+v", late)
 	}
 }
+
+// A read mark of a chat in a project redraws the sidebar's projects (their
+// unread counts) with the open chat's project still marked, as the
+// sidebar drew it.
+func TestLiveProjectCountsKeepTheOpenProject(t *testing.T) {
+	ctx := context.Background()
+	s, u := newStore(t)
+	sc := screens.New(s, s, views.NewMarkdown())
+	v := screens.Viewer{UserID: u.ID, CSRF: "tok"}
+	name := "Garden"
+	p, err := s.CreateProject(ctx, u.ID, models.ProjectInput{Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := liveChat(t, s, u.ID, "in the project")
+	if _, err := s.MoveToProject(ctx, u.ID, watched.ID, &p.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := liveChat(t, s, u.ID, "also in it")
+	if _, err := s.MoveToProject(ctx, u.ID, other.ID, &p.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, about := range []int64{watched.ID, other.ID} {
+		var tab screens.LiveTab
+		if _, err := sc.LiveWatch(ctx, v, &tab, watched.ID, 1, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		up, err := sc.LiveEvent(ctx, v, &tab, agents.ReadEvent(ctx, s, u.ID, about), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up.Projects == nil || len(*up.Projects) != 1 || (*up.Projects)[0].ID != p.ID || !(*up.Projects)[0].Current {
+			t.Fatalf("a read mark of chat %d redrew the projects as %+v; want %d marked as the open chat's", about, up.Projects, p.ID)
+		}
+	}
+}
