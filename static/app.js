@@ -389,7 +389,9 @@
   // newer.
   const HISTORY_ITEM = "[data-testid=history-item]";
   const heldItems = new Map(); // item id -> its newest HTML ("": deleted), held
-  const itemInUse = (el) => !!el.querySelector("details[open]");
+  // In use: a menu open in it, and no request of its own forms under way
+  // (a pin, a rename sent: what comes then is the answer to it).
+  const itemInUse = (el) => !!el.querySelector("details[open]") && !el.querySelector(".htmx-request");
 
   document.addEventListener("htmx:oobBeforeSwap", (e) => {
     const t = e.detail.target;
