@@ -503,7 +503,20 @@ func (tab *browserTab) reload() {
 // visible.
 func (tab *browserTab) click(sel string) {
 	tab.s.t.Helper()
-	tab.do("click "+sel, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	// A live update may draw the element anew between finding it and
+	// clicking it (a sidebar item, another tab's read mark): the click then
+	// goes to the element drawn in its place, as a person's would.
+	for try := 1; ; try++ {
+		ctx, cancel := tab.step()
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Could not find node with given id") {
+			tab.s.fatalf("%s: click %s: %v", tab.name, sel, err)
+		}
+	}
 }
 
 // clickToLoad clicks an element that loads a new document (a plain link or
