@@ -37,18 +37,25 @@ type turnModel struct {
 // pickModel points req at the turn's model and refuses the turn when the
 // person's token budget is spent. A quota changed while a turn streams
 // does not touch that turn: the check is made once, here.
-func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Request, id int64) (turnModel, error) {
+func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Request, id int64, reads *models.TurnReads) (turnModel, error) {
 	c := s.opts.Catalog
 	if c == nil {
 		return turnModel{}, nil
 	}
-	if err := s.checkBudget(ctx, ex.UserID); err != nil {
-		return turnModel{}, err
+	if reads == nil || !reads.Unlimited {
+		if err := s.checkBudget(ctx, ex.UserID); err != nil {
+			return turnModel{}, err
+		}
 	}
 	if id == 0 { // none picked: the conversation's, the project's or the person's
-		prefs, err := s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil)
-		if err != nil {
-			return turnModel{}, err
+		var prefs models.ModelPreferences
+		if reads != nil && reads.Prefs != nil {
+			prefs = *reads.Prefs
+		} else {
+			var err error
+			if prefs, err = s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil); err != nil {
+				return turnModel{}, err
+			}
 		}
 		id = c.Prefer(ctx, prefs)
 	}

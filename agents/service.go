@@ -319,7 +319,8 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 		return nil, err
 	}
 	in := turnInput{context: req.Context, page: page, log: s.turnLogger(ctx), model: req.Model}
-	ex, userMsg, err := s.store.StartTurn(ctx, start)
+	ex, userMsg, reads, err := s.store.StartTurnReading(ctx, start, contextRead(s.opts))
+	in.reads = reads
 	if errors.Is(err, models.ErrLogMoved) {
 		return s.forkStale(ctx, start, in, release)
 	}

@@ -23,6 +23,7 @@ type Turn struct {
 	res      *TurnResult
 	err      error
 	header   *models.Exchange // the header as the reply's commit left it, for the outcome's events
+	marked   bool             // the reply's commit recorded it in the read mark (markReply)
 	// spent is how long the turn ran before this stretch (it paused and
 	// was resumed), began when this stretch started: the turn timeout
 	// counts both, never the waits between.
@@ -125,14 +126,15 @@ var (
 // turnInput is what a turn needs besides its exchange and user message.
 type turnInput struct {
 	context string
-	page    *models.Page     // the page of a page chat, as first read
-	retry   bool             // the user message was there already: no entry event for it
-	forked  bool             // the exchange is a fork made for this turn
-	answer  int              // a regeneration's place among the answers to its message (0: the first)
-	resumed bool             // the turn goes on after its waiting calls were answered
-	turnLog []models.Message // a resumed turn's entries so far, as the answer left them (nil: read them)
-	model   int64            // the model picked (0: the default)
-	log     *slog.Logger     // the turn's lines, with the starting request's id
+	page    *models.Page      // the page of a page chat, as first read
+	retry   bool              // the user message was there already: no entry event for it
+	forked  bool              // the exchange is a fork made for this turn
+	answer  int               // a regeneration's place among the answers to its message (0: the first)
+	resumed bool              // the turn goes on after its waiting calls were answered
+	turnLog []models.Message  // a resumed turn's entries so far, as the answer left them (nil: read them)
+	model   int64             // the model picked (0: the default)
+	log     *slog.Logger      // the turn's lines, with the starting request's id
+	reads   *models.TurnReads // read with the user message's commit (nil: the turn reads)
 }
 
 // launch runs a started turn in the background and returns at once. The
@@ -175,7 +177,7 @@ func (s *Service) launch(ex *models.Exchange, query *models.Message, in turnInpu
 		end := outcome(t.res, t.err)
 		s.opts.Observer.TurnEnded(end, time.Since(started))
 		in.log.Info("turn ended", "exchange", ex.ID, "outcome", end, "took", time.Since(started))
-		s.publishOutcome(ex, t.header, t.res)
+		s.publishOutcome(ex, t.header, t.res, t.marked)
 		if t.err == nil {
 			s.titleFor(ex, query, t.res)
 		}
@@ -226,7 +228,7 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 			return s.fail(db, res, err)
 		}
 	}
-	composed, err := s.store.ComposeInstructions(db, ex.UserID, ex.ID)
+	composed, err := s.composeInstructions(db, ex, in.reads)
 	if err != nil {
 		return s.fail(db, res, err)
 	}
@@ -239,7 +241,7 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	req.OnReasoning = func(d string) {
 		s.hub.Publish(Event{Kind: EventReasoning, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d})
 	}
-	model, err := s.pickModel(db, ex, &req, in.model)
+	model, err := s.pickModel(db, ex, &req, in.model, in.reads)
 	if err != nil {
 		if errors.Is(err, errOverBudget) {
 			res.OverBudget = true
@@ -283,14 +285,14 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 	agentType := resp.AgentType
 	reply := &models.Message{Role: models.RoleAssistant, Content: resp.Content, AgentType: &agentType, AgentResponse: resp}
 	reply.EditMode = s.proposalMode(resp, page, ex.ID)
-	header, err := s.store.FinishTurnHeader(db, ex.ID, s.owner, reply)
+	header, marked, err := s.store.FinishReply(db, ex.ID, s.owner, s.replyMark(ex), reply)
 	if err != nil {
 		if models.Unavailable(err) { // the reply is lost with the connection: an error row once the database is back
 			return s.fail(db, res, err)
 		}
 		return nil, err
 	}
-	t.header = header
+	t.header, t.marked = header, marked
 	res.Reply = reply
 	return res, nil
 }
@@ -299,10 +301,12 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 // user message (a retried turn's leftovers after it are not shown), and, in
 // a page's chat, the page as it is now (returned too: proposals are made
 // against it).
-func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Request, *models.Page, error) {
+func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (req Request, _ *models.Page, err error) {
 	ex := t.Exchange
-	recent, err := s.store.RecentContext(ctx, ex.UserID, ex.ID, s.opts.ContextMessages+8)
-	if err != nil {
+	var recent []models.Message
+	if in.reads != nil {
+		recent = in.reads.Recent
+	} else if recent, err = s.store.RecentContext(ctx, ex.UserID, ex.ID, contextRead(s.opts)); err != nil {
 		return Request{}, nil, err
 	}
 	history := recent[:0]
@@ -314,11 +318,13 @@ func (s *Service) turnRequest(ctx context.Context, t *Turn, in turnInput) (Reque
 	if n := len(history); n > s.opts.ContextMessages {
 		history = history[n-s.opts.ContextMessages:]
 	}
-	req := Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history,
+	req = Request{AgentType: ex.AgentType, Query: t.Query.Content, Context: in.context, History: history,
 		Turn: ex.TurnCount, Answer: in.answer}
 	// A file deleted meanwhile (its conversation went) is simply not there.
-	if req.Attachments, err = s.store.MessageFiles(ctx, ex.UserID, t.Query.ID); err != nil {
-		return Request{}, nil, err
+	if in.reads == nil || in.reads.Attached {
+		if req.Attachments, err = s.store.MessageFiles(ctx, ex.UserID, t.Query.ID); err != nil {
+			return Request{}, nil, err
+		}
 	}
 	if ex.PageID == nil {
 		return req, nil, nil
@@ -506,14 +512,16 @@ func ReadEvent(ctx context.Context, store *models.Store, userID, exchangeID int6
 // publishOutcome announces a finished turn: its reply (or error row) and the
 // exchange's header as it now stands: header, when the reply's commit
 // returned it, else read again.
-func (s *Service) publishOutcome(ex, header *models.Exchange, res *TurnResult) {
+func (s *Service) publishOutcome(ex, header *models.Exchange, res *TurnResult, marked bool) {
 	if header != nil {
 		ex = header
 	} else if fresh, err := s.store.Exchange(context.Background(), ex.UserID, ex.ID); err == nil {
 		ex = fresh
 	}
 	if res != nil && res.Reply != nil {
-		s.markReply(ex)
+		if !marked {
+			s.markReply(ex)
+		}
 		s.publishEntry(ex, res.Reply)
 	}
 	s.publishTurn(ex)
@@ -526,11 +534,35 @@ func (s *Service) publishOutcome(ex, header *models.Exchange, res *TurnResult) {
 // (handlers/live_socket.go). A mark that cannot be written is logged: the
 // reply itself is stored.
 func (s *Service) markReply(ex *models.Exchange) {
-	if ex.Scope != models.ScopeGeneral {
+	seen := s.replyMark(ex)
+	if seen == nil {
 		return
 	}
-	seen := s.hub.Watching(ex.UserID, ex.ID)
-	if err := s.store.ReplyFinished(context.Background(), ex.UserID, ex.ID, seen, time.Now().UTC()); err != nil {
+	if err := s.store.ReplyFinished(context.Background(), ex.UserID, ex.ID, *seen, time.Now().UTC()); err != nil {
 		s.opts.Logger.Warn("unread mark", "exchange", ex.ID, "err", err)
 	}
+}
+
+// replyMark is how a reply in ex goes into its read mark: seen when a tab
+// of the user here shows the exchange, else unread; nil outside general
+// chats, which have no mark.
+func (s *Service) replyMark(ex *models.Exchange) *bool {
+	if ex.Scope != models.ScopeGeneral {
+		return nil
+	}
+	seen := s.hub.Watching(ex.UserID, ex.ID)
+	return &seen
+}
+
+// contextRead is how many of the log's latest entries a turn reads: its
+// context, and room for the turn's own entries after the user message.
+func contextRead(o Options) int { return o.ContextMessages + 8 }
+
+// composeInstructions is the instructions in force for the turn: as read
+// with its user message (reads), or composed now.
+func (s *Service) composeInstructions(ctx context.Context, ex *models.Exchange, reads *models.TurnReads) (models.Composed, error) {
+	if reads != nil && reads.Composed != nil {
+		return *reads.Composed, nil
+	}
+	return s.store.ComposeInstructions(ctx, ex.UserID, ex.ID)
 }

@@ -47,24 +47,40 @@ func (c Composed) Metadata() map[string]any {
 // exchange and keeps it (InstructionText). Memory is left out when the
 // account or the chat's project turns it off, and in a temporary chat.
 func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int64) (Composed, error) {
-	// Every turn runs this: its reads are statements by hand (gorm's
-	// building and reflection were most of their cost), the exchange's
-	// header and the account's instructions in one.
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return Composed{}, wrap("compose instructions", err)
 	}
+	db := s.db.WithContext(ctx)
+	out, kept, err := s.composeInstructions(ctx, sqlDB, db, userID, exchangeID, true)
+	if err != nil || kept {
+		return out, err
+	}
+	err = db.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&InstructionText{UserID: userID, Hash: out.Hash, Text: out.Text, CreatedAt: now()}).Error
+	return out, wrap("keep instructions", err)
+}
+
+// composeInstructions composes the system text of ComposeInstructions on q
+// (the pool, or a transaction's connection) and db (the same), and says
+// whether the text is kept already. Without blobs, a project's files are
+// not read (they may be on an S3 server): a project with files gives
+// errReadLater.
+func (s *Store) composeInstructions(ctx context.Context, q gorm.ConnPool, db *gorm.DB, userID, exchangeID int64, blobs bool) (out Composed, kept bool, err error) {
+	dialect := s.dialect
+	// Every turn runs this: its reads are statements by hand (gorm's
+	// building and reflection were most of their cost), the exchange's
+	// header and the account's instructions in one.
 	var ex Exchange
 	acct := AccountInstructions{UserID: userID}
-	err = sqlDB.QueryRowContext(ctx, composeHeaderStmt.in(s.dialect), true, exchangeID, userID).
+	err = q.QueryRowContext(ctx, composeHeaderStmt.in(dialect), true, exchangeID, userID).
 		Scan(&ex.ProjectID, &ex.Temporary, &acct.About, &acct.Style, &acct.Memory)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = gorm.ErrRecordNotFound
 	}
 	if err != nil {
-		return Composed{}, wrap("compose instructions", err)
+		return out, false, wrap("compose instructions", err)
 	}
-	db := s.db.WithContext(ctx)
 	var b strings.Builder
 	section := func(head, body string) {
 		if strings.TrimSpace(body) == "" {
@@ -78,17 +94,16 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 	section("About the person you are talking to:", acct.About)
 	section("How the person wants you to answer:", acct.Style)
 	memory := acct.Memory && !ex.Temporary
-	var out Composed
 	if ex.ProjectID != nil {
 		var p Project
 		if err := db.Where("id = ? AND user_id = ?", *ex.ProjectID, userID).Take(&p).Error; err != nil {
-			return Composed{}, wrap("compose instructions", err)
+			return out, false, wrap("compose instructions", err)
 		}
 		out.ProjectID = &p.ID
 		section(fmt.Sprintf("Instructions of the project %q:", p.Name), p.Instructions)
-		knowledge, err := s.projectKnowledge(db, userID, p.ID)
+		knowledge, err := s.projectKnowledge(db, userID, p.ID, blobs)
 		if err != nil {
-			return Composed{}, wrap("compose instructions", err)
+			return out, false, wrap("compose instructions", err)
 		}
 		if knowledge != "" {
 			if b.Len() > 0 {
@@ -99,9 +114,9 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 		memory = memory && p.Memory
 	}
 	if memory {
-		lines, err := memoryLines(ctx, sqlDB, s.dialect, userID)
+		lines, err := memoryLines(ctx, q, dialect, userID)
 		if err != nil {
-			return Composed{}, wrap("compose instructions", err)
+			return out, false, wrap("compose instructions", err)
 		}
 		section("What you remember about the person:", strings.Join(lines, "\n"))
 	}
@@ -114,16 +129,10 @@ func (s *Store) ComposeInstructions(ctx context.Context, userID, exchangeID int6
 	// turn, beside the turn's two, outside the group commit (it waited
 	// for SQLite's writer, and each such commit empties every other
 	// connection's page cache).
-	var kept bool
-	if err := sqlDB.QueryRowContext(ctx, instructionTextKeptStmt.in(s.dialect), userID, out.Hash).Scan(&kept); err != nil {
-		return out, wrap("keep instructions", err)
+	if err := q.QueryRowContext(ctx, instructionTextKeptStmt.in(dialect), userID, out.Hash).Scan(&kept); err != nil {
+		return out, false, wrap("keep instructions", err)
 	}
-	if kept {
-		return out, nil
-	}
-	err = db.Clauses(clause.OnConflict{DoNothing: true}).
-		Create(&InstructionText{UserID: userID, Hash: out.Hash, Text: out.Text, CreatedAt: now()}).Error
-	return out, wrap("keep instructions", err)
+	return out, kept, nil
 }
 
 // MessageInstructions is the system text one of the user's replies was
@@ -190,7 +199,7 @@ var (
 
 // memoryLines are the person's memory entries as the system text lists
 // them, oldest first: the newest that fit in MemoryBudget.
-func memoryLines(ctx context.Context, db *sql.DB, dialect string, userID int64) ([]string, error) {
+func memoryLines(ctx context.Context, db gorm.ConnPool, dialect string, userID int64) ([]string, error) {
 	rows, err := db.QueryContext(ctx, memoriesStmt.in(dialect), userID)
 	if err != nil {
 		return nil, err

@@ -122,14 +122,20 @@ func replyCosts(db *gorm.DB, exchangeIDs []int64) (map[int64]float64, error) {
 // reads them. Of the last reply's agent_response only metadata.model_id
 // is decoded.
 func (s *Store) turnModelPreferences(ctx context.Context, userID, exchangeID int64) (ModelPreferences, error) {
-	var p ModelPreferences
 	sqlDB, err := s.db.DB()
 	if err != nil {
-		return p, wrap("model preferences", err)
+		return ModelPreferences{}, wrap("model preferences", err)
 	}
+	return turnModelPreferences(ctx, sqlDB, s.dialect, userID, exchangeID)
+}
+
+// turnModelPreferences reads them on q: the pool, or a transaction's
+// connection.
+func turnModelPreferences(ctx context.Context, q gorm.ConnPool, dialect string, userID, exchangeID int64) (ModelPreferences, error) {
+	var p ModelPreferences
 	var project, person sql.NullInt64
 	var last sql.NullString
-	err = sqlDB.QueryRowContext(ctx, turnModelPreferencesStmt.in(s.dialect), exchangeID, userID).Scan(&project, &person, &last)
+	err := q.QueryRowContext(ctx, turnModelPreferencesStmt.in(dialect), exchangeID, userID).Scan(&project, &person, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = gorm.ErrRecordNotFound
 	}

@@ -80,7 +80,12 @@ func (s *Store) RecentContext(ctx context.Context, userID, exchangeID int64, lim
 	if err != nil {
 		return nil, wrap("recent context", err)
 	}
-	rows, err := sqlDB.QueryContext(ctx, recentContextStmt.in(s.dialect), exchangeID, userID, limit)
+	return recentContext(ctx, sqlDB, s.dialect, userID, exchangeID, limit)
+}
+
+// recentContext reads them on q: the pool, or a transaction's connection.
+func recentContext(ctx context.Context, q gorm.ConnPool, dialect string, userID, exchangeID int64, limit int) ([]Message, error) {
+	rows, err := q.QueryContext(ctx, recentContextStmt.in(dialect), exchangeID, userID, limit)
 	if err != nil {
 		return nil, wrap("recent context", err)
 	}

@@ -95,11 +95,15 @@ func (s *Store) RemoveProjectFile(ctx context.Context, userID, projectID, fileID
 // projectKnowledge is the section of the composed instructions that
 // carries a project's files: its text files inlined, each fenced under its
 // name, within ProjectFilesBudget characters, and the model told by name
-// which were cut, left out, or are not text.
-func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64) (string, error) {
+// which were cut, left out, or are not text. Without blobs, files are
+// not read: a project with any gives errReadLater.
+func (s *Store) projectKnowledge(db *gorm.DB, userID, projectID int64, blobs bool) (string, error) {
 	files, err := projectFiles(db, userID, projectID)
 	if err != nil || len(files) == 0 {
 		return "", err
+	}
+	if !blobs {
+		return "", errReadLater
 	}
 	var b strings.Builder
 	var cut, left, notText []string

@@ -37,8 +37,16 @@ type TurnStart struct {
 // returns, the message is durable whatever happens to the turn. A turn already
 // running on the exchange gives ErrTurnRunning and changes nothing.
 func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message, error) {
+	ex, msg, _, err := s.startTurn(ctx, t, 0)
+	return ex, msg, err
+}
+
+// startTurn is StartTurn, reading TurnReads with limit entries of context
+// when limit > 0 (StartTurnReading).
+func (s *Store) startTurn(ctx context.Context, t TurnStart, limit int) (*Exchange, *Message, *TurnReads, error) {
 	var ex Exchange
 	var msg *Message
+	var reads *TurnReads
 	err := s.transact(ctx, func(tx *gorm.DB) error {
 		at := now()
 		if t.ExchangeID == 0 && t.PageID != nil {
@@ -116,12 +124,16 @@ func (s *Store) StartTurn(ctx context.Context, t TurnStart) (*Exchange, *Message
 		if err != nil {
 			return err
 		}
-		return attachFiles(tx, t.UserID, msg.ID, t.Attachments)
+		if err := attachFiles(tx, t.UserID, msg.ID, t.Attachments); err != nil {
+			return err
+		}
+		reads = s.turnReads(tx, t, ex.ID, limit)
+		return nil
 	})
 	if err != nil {
-		return nil, nil, wrap("start turn", err)
+		return nil, nil, nil, wrap("start turn", err)
 	}
-	return &ex, msg, nil
+	return &ex, msg, reads, nil
 }
 
 // FinishTurn appends the turn's final entries and releases the lease. It
@@ -134,9 +146,26 @@ func (s *Store) FinishTurn(ctx context.Context, exchangeID int64, owner string, 
 // FinishTurnHeader is FinishTurn, returning the exchange's header as the
 // commit left it (read in the same transaction: no second query).
 func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner string, entries ...*Message) (*Exchange, error) {
+	ex, _, err := s.finishTurn(ctx, exchangeID, owner, nil, entries)
+	return ex, err
+}
+
+// FinishReply is FinishTurnHeader for a turn's reply that also records it
+// in the read mark (ReplyFinished) when mark is set, seen or not. On SQLite
+// the mark is read and written in the reply's own transaction, on the
+// group commit's connection: no commit of its own, no page cache to read
+// again. marked says it was; it is not on PostgreSQL (a failed statement
+// would abort the transaction, the reply with it), nor when the mark
+// failed, and then the caller records it (ReplyFinished).
+func (s *Store) FinishReply(ctx context.Context, exchangeID int64, owner string, mark *bool, reply *Message) (ex *Exchange, marked bool, err error) {
+	return s.finishTurn(ctx, exchangeID, owner, mark, []*Message{reply})
+}
+
+func (s *Store) finishTurn(ctx context.Context, exchangeID int64, owner string, mark *bool, entries []*Message) (*Exchange, bool, error) {
 	var ex Exchange
+	var marked bool
 	err := s.transact(ctx, func(tx *gorm.DB) error {
-		ex = Exchange{} // a group commit may run this again
+		ex, marked = Exchange{}, false // a group commit may run this again
 		for _, m := range entries {
 			if _, err := appendEntry(tx, exchangeID, m); err != nil {
 				return err
@@ -161,12 +190,17 @@ func (s *Store) FinishTurnHeader(ctx context.Context, exchangeID int64, owner st
 				}
 			}
 		}
+		if mark != nil && s.dialect != "postgres" {
+			// A failing statement undoes itself alone on SQLite: the
+			// reply stays, and the caller marks it.
+			marked = replyFinished(ctxOf(tx), tx.Statement.ConnPool, tx, s.dialect, ex.UserID, exchangeID, *mark, now()) == nil
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("finish turn", err)
+		return nil, false, wrap("finish turn", err)
 	}
-	return &ex, nil
+	return &ex, marked, nil
 }
 
 // FailTurn records why a turn failed as an error row (outside the log: seq

@@ -105,27 +105,26 @@ var (
 	startTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnRunning + `', turn_owner = ?,
 		turn_heartbeat_at = ?, turn_attempts = 1, turn_count = turn_count + 1, updated_at = ?, agent_type = ?,
 		title = CASE WHEN title = '' THEN ? ELSE title END
-		WHERE id = ? AND user_id = ? AND turn_status <> '` + TurnRunning + `' RETURNING *`)
+		WHERE id = ? AND user_id = ? AND turn_status <> '` + TurnRunning + `' RETURNING ` + exchangeColumns)
 	finishTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
 		turn_heartbeat_at = NULL, updated_at = ?
-		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
+		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING ` + exchangeColumns)
 	// Turns that wait (tools.go): pausing releases the lease with calls
 	// waiting; resuming takes it again once none waits; unpausing ends the
 	// wait without a turn (a Stop, a new message).
 	pauseTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnIdle + `', turn_owner = NULL,
 		turn_heartbeat_at = NULL, turn_waiting = true, turn_active_ms = ?, updated_at = ?
-		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING *`)
+		WHERE id = ? AND turn_status = '` + TurnRunning + `' AND turn_owner = ? RETURNING ` + exchangeColumns)
 	resumeTurnStmt = newStmt(`UPDATE exchanges SET turn_status = '` + TurnRunning + `', turn_owner = ?,
 		turn_heartbeat_at = ?, turn_waiting = false, turn_attempts = 1, updated_at = ?
-		WHERE id = ? AND turn_waiting AND turn_status <> '` + TurnRunning + `' RETURNING *`)
+		WHERE id = ? AND turn_waiting AND turn_status <> '` + TurnRunning + `' RETURNING ` + exchangeColumns)
 	unpauseStmt = newStmt(`UPDATE exchanges SET turn_waiting = false, updated_at = ?
-		WHERE id = ? RETURNING *`)
+		WHERE id = ? RETURNING ` + exchangeColumns)
 )
 
-// returningExchange runs an UPDATE of one exchange with RETURNING * and
-// reads the row into ex by gorm's schema (every column Exchange has; gorm's
-// Raw().Scan would also print the statement with its values for a logger
-// nobody reads). It says whether a row was updated.
+// returningExchange runs an UPDATE of one exchange RETURNING
+// exchangeColumns and reads the row into ex. It says whether a row was
+// updated.
 func returningExchange(tx *gorm.DB, q stmt, ex *Exchange, args ...any) (bool, error) {
 	rows, err := tx.Statement.ConnPool.QueryContext(ctxOf(tx), q.in(tx.Dialector.Name()), args...)
 	if err != nil {
@@ -135,10 +134,27 @@ func returningExchange(tx *gorm.DB, q stmt, ex *Exchange, args ...any) (bool, er
 	if !rows.Next() {
 		return false, translate(tx, rows.Err())
 	}
-	if err := tx.ScanRows(rows, ex); err != nil {
+	// Scanned by hand, not by gorm's reflection: every turn returns the
+	// header twice.
+	if err := rows.Scan(exchangeFields(ex)...); err != nil {
 		return false, err
 	}
 	return true, rows.Close()
+}
+
+// exchangeColumns are the header's columns the lease's statements return,
+// in the order of exchangeFields.
+const exchangeColumns = `id, uid, user_id, scope, page_id, job_id, title, agent_type, forked_from_id,
+	forked_at_seq, pinned, archived, turn_count, created_at, updated_at, turn_status, turn_owner,
+	turn_heartbeat_at, turn_attempts, turn_waiting, turn_active_ms, project_id, temporary,
+	parent_id, parent_seq, stored_bytes, first_query_id, first_reply_id, last_reply_id`
+
+// exchangeFields are where a row of exchangeColumns goes in ex.
+func exchangeFields(ex *Exchange) []any {
+	return []any{&ex.ID, &ex.UID, &ex.UserID, &ex.Scope, &ex.PageID, &ex.JobID, &ex.Title, &ex.AgentType, &ex.ForkedFromID,
+		&ex.ForkedAtSeq, &ex.Pinned, &ex.Archived, &ex.TurnCount, &ex.CreatedAt, &ex.UpdatedAt, &ex.TurnStatus, &ex.TurnOwner,
+		&ex.TurnHeartbeatAt, &ex.TurnAttempts, &ex.TurnWaiting, &ex.TurnActiveMS, &ex.ProjectID, &ex.Temporary,
+		&ex.ParentID, &ex.ParentSeq, &ex.StoredBytes, &ex.FirstQueryID, &ex.FirstReplyID, &ex.LastReplyID}
 }
 
 // ctxOf is the context tx's statements run under.

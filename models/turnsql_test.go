@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"reflect"
 	"regexp"
 	"slices"
@@ -57,10 +58,33 @@ func TestHandWrittenStatementsCoverTheModels(t *testing.T) {
 	if want := columns(&Message{}, false); !reflect.DeepEqual(exported, want) {
 		t.Errorf("the export reads messages' %v; Message has %v", exported, want)
 	}
-	for _, q := range []stmt{insertEntryStmt, insertErrorRowStmt} {
+	// A reply's usage row writes every column gorm's Create would.
+	m = regexp.MustCompile(`(?s)INSERT INTO usage_daily \((.*?)\)`).FindStringSubmatch(addUsageStmt.sqlite)
+	if m == nil {
+		t.Fatal("no column list in the usage row's INSERT")
+	}
+	var usage []string
+	for _, c := range strings.Split(m[1], ",") {
+		usage = append(usage, strings.TrimSpace(c))
+	}
+	slices.Sort(usage)
+	if want := columns(&UsageDaily{}, true); !reflect.DeepEqual(usage, want) {
+		t.Errorf("the usage row's INSERT writes %v; UsageDaily has %v", usage, want)
+	}
+	for _, q := range []stmt{insertEntryStmt, insertErrorRowStmt, addUsageStmt} {
 		if n, want := strings.Count(q.sqlite, "?"), strings.Count(q.postgres, "$"); n != want || n == 0 {
 			t.Errorf("%d placeholders on SQLite, %d on PostgreSQL: %s", n, want, q.sqlite)
 		}
+	}
+	// The lease's statements return every column of Exchange, each into
+	// its field.
+	returned := strings.Fields(strings.ReplaceAll(exchangeColumns, ",", " "))
+	if n := len(exchangeFields(&Exchange{})); n != len(returned) {
+		t.Errorf("%d columns returned into %d fields", len(returned), n)
+	}
+	slices.Sort(returned)
+	if want := columns(&Exchange{}, false); !reflect.DeepEqual(returned, want) {
+		t.Errorf("the lease's statements return exchanges' %v; Exchange has %v", returned, want)
 	}
 	// The key's read fills every field of User.
 	read := regexp.MustCompile(`u\.([a-z_]+)`).FindAllStringSubmatch(userByAPIKeyStmt.sqlite, -1)
@@ -73,4 +97,40 @@ func TestHandWrittenStatementsCoverTheModels(t *testing.T) {
 	if want := columns(&User{}, false); !reflect.DeepEqual(users, want) {
 		t.Errorf("the key's read takes users' %v; User has %v", users, want)
 	}
+}
+
+// TestLeaseReturnsTheStoredHeader: the header the lease's statements
+// return, scanned by hand, is the row as gorm reads it, field for field.
+func TestLeaseReturnsTheStoredHeader(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := mustUser(t, s, "ann")
+		name := "garden"
+		p, err := s.CreateProject(ctx, ann.ID, ProjectInput{Name: &name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "first", ProjectID: &p.ID}, "one")
+		// Distinct values where a swapped pair of fields would show.
+		if err := s.db.Exec(`UPDATE exchanges SET pinned = ?, archived = ?, turn_active_ms = 17 WHERE id = ?`,
+			true, false, first.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		started, _ := mustStart(t, s, TurnStart{UserID: ann.ID, ExchangeID: first.ID, Query: "second"})
+		finished, err := s.FinishTurnHeader(ctx, first.ID, *started.TurnOwner, assistant("two"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Exchange(ctx, ann.ID, first.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(finished, stored) {
+			t.Errorf("returned %+v\nstored   %+v", finished, stored)
+		}
+		if started.TurnOwner == nil || started.TurnCount != 2 || !started.Pinned || started.TurnActiveMS != 17 ||
+			started.ProjectID == nil || *started.ProjectID != p.ID || started.FirstQueryID == nil {
+			t.Errorf("the started header %+v", started)
+		}
+	})
 }

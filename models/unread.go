@@ -148,18 +148,22 @@ func (s *Store) MarkAllRead(ctx context.Context, userID int64, at time.Time) (in
 // write that changes nothing would still wait for SQLite's writer, behind
 // the other turns' commits.
 func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, seen bool, at time.Time) error {
-	db := s.db.WithContext(ctx)
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return wrap("reply finished", err)
 	}
+	return wrap("reply finished", replyFinished(ctx, sqlDB, s.db.WithContext(ctx), s.dialect, userID, exchangeID, seen, at))
+}
+
+// replyFinished is ReplyFinished on q and db: the pool, or a transaction.
+func replyFinished(ctx context.Context, q gorm.ConnPool, db *gorm.DB, dialect string, userID, exchangeID int64, seen bool, at time.Time) error {
 	// By hand: every turn reads it (gorm's scan into a struct was most of
 	// its cost).
 	var seenSeq, lastSeq int64
-	err = sqlDB.QueryRowContext(ctx, replyMarkStmt.in(s.dialect), exchangeID).Scan(&seenSeq, &lastSeq)
+	err := q.QueryRowContext(ctx, replyMarkStmt.in(dialect), exchangeID).Scan(&seenSeq, &lastSeq)
 	marked := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return wrap("reply finished", err)
+		return err
 	}
 	switch {
 	case seen && (!marked || seenSeq == lastSeq):
@@ -168,14 +172,14 @@ func (s *Store) ReplyFinished(ctx context.Context, userID, exchangeID int64, see
 		return nil // unread already, from where it was
 	}
 	if seen {
-		return wrap("reply finished", db.Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
-			WHERE exchange_id = ?`, at, exchangeID).Error)
+		return db.Exec(`UPDATE exchange_reads SET seen_seq = `+lastSeqSQL+`, updated_at = ?
+			WHERE exchange_id = ?`, at, exchangeID).Error
 	}
 	// The entry before the reply (the user message it answers, or the
 	// last tool entry) is what the person saw.
-	return wrap("reply finished", db.Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
+	return db.Exec(`INSERT INTO exchange_reads (exchange_id, user_id, seen_seq, updated_at)
 		SELECT ?, ?, COALESCE(MAX(seq), 0) - 1, ? FROM messages WHERE exchange_id = ?
-		ON CONFLICT (exchange_id) DO NOTHING`, exchangeID, userID, at, exchangeID).Error)
+		ON CONFLICT (exchange_id) DO NOTHING`, exchangeID, userID, at, exchangeID).Error
 }
 
 // replyMarkStmt reads an exchange's read mark: where its person saw to,
