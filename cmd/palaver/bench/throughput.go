@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -93,7 +94,114 @@ func throughputFigures(ctx context.Context, e *env, r report) error {
 	rawPerTurn := float64((cpu1 - cpu0).Microseconds()) / float64(rawTurns)
 	r.anchor("raw_cpu_us_per_turn", rawPerTurn, "CPU of one raw two-row turn commit from one writer (SQLite, sync), and of its search indexing after it")
 	r.line("turn_cpu_ratio", perTurn/rawPerTurn, "≤ 1.25; = cpu_us_per_turn / raw_cpu_us_per_turn")
+	// And against the SQL a turn cannot do without: what is left above it
+	// is the server's own (HTTP, JSON, the agent, Go).
+	floor, err := e.rawFloor(ctx, sample)
+	if err != nil {
+		return fmt.Errorf("raw floor: %w", err)
+	}
+	r.anchor("raw_floor_cpu_us_per_turn", floor, "CPU of the SQL a turn needs, from one writer: the lease and the user message in one commit, "+
+		"its 48-entry context read in it; the reply, the lease's release and the usage row in a second commit; their search indexing")
+	r.anchor("turn_floor_ratio", perTurn/floor, "= cpu_us_per_turn / raw_floor_cpu_us_per_turn: the turn over its own SQL")
 	return nil
+}
+
+// rawFloor runs size.turns turns' SQL by hand on one connection (rawFloorTurn)
+// and returns the CPU time of each, search indexing included, in µs.
+func (e *env) rawFloor(ctx context.Context, reply *models.Message) (float64, error) {
+	respJSON, _ := json.Marshal(reply.AgentResponse)
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	res, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'floor', 'router', 0, ?, ?)`, e.userID, at, at)
+	if err != nil {
+		return 0, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	conn, err := e.raw.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	turns := max(e.size.Turns, 1)
+	cpu0, err := cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	for i := range turns {
+		if err := rawFloorTurn(ctx, conn, id, int64(2*i), fmt.Sprintf("floor turn %d", i), reply, string(respJSON)); err != nil {
+			return 0, err
+		}
+	}
+	if err := e.store.CatchUpSearch(ctx); err != nil {
+		return 0, err
+	}
+	cpu1, err := cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	return float64((cpu1 - cpu0).Microseconds()) / float64(turns), nil
+}
+
+// rawFloorTurn is one turn's SQL: what a turn must store and hold (its two
+// durable commits, the lease that lets another process recover it, the
+// usage row) and read (its context), and no more.
+func rawFloorTurn(ctx context.Context, conn *sql.Conn, exchangeID, seq int64, query string, reply *models.Message, respJSON string) error {
+	const ins = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_status = 'running', turn_owner = 'floor', turn_heartbeat_at = ?,
+		turn_attempts = 1, turn_count = turn_count + 1, updated_at = ? WHERE id = ?`, now, now, exchangeID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq, "user", query, nil, nil, now); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, seq, role, content, tool FROM messages
+		WHERE exchange_id = ? AND seq IS NOT NULL ORDER BY seq DESC LIMIT 48`, exchangeID)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id, seq int64
+		var role, content string
+		var tool sql.NullString
+		if err := rows.Scan(&id, &seq, &role, &content, &tool); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	tx, err = conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_status = 'idle', turn_owner = NULL, turn_heartbeat_at = NULL,
+		updated_at = ? WHERE id = ?`, now, exchangeID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO usage_daily (user_id, day, model, input_tokens, output_tokens, cached_tokens, cost, replies)
+		SELECT user_id, ?, 'floor', 10, 20, 0, 0, 1 FROM exchanges WHERE id = ?
+		ON CONFLICT (user_id, day, model) DO UPDATE SET input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+		output_tokens = usage_daily.output_tokens + excluded.output_tokens, replies = usage_daily.replies + 1`,
+		now.Format(time.DateOnly), exchangeID); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // cpuTime is the CPU time this process has used, user and system.
