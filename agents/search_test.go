@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -140,9 +141,26 @@ func TestRouterSearchesAsARecordedSubRun(t *testing.T) {
 			t.Fatalf("the search finds the sub-run: %+v", h)
 		}
 	}
-	// A sub-run takes no messages.
-	if _, err := svc.Send(ctx, SendRequest{UserID: ann, ExchangeID: run.ExchangeID, Query: "hi"}); err == nil {
-		t.Fatal("a message was sent to a sub-run")
+	// A sub-run takes no messages, and its log and lease stay as they were.
+	before, err := s.Messages(ctx, ann, run.ExchangeID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := s.Exchange(ctx, ann, run.ExchangeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Send(ctx, SendRequest{UserID: ann, ExchangeID: run.ExchangeID, Query: "hi"})
+	var in *InputError
+	if !errors.As(err, &in) || !strings.Contains(in.Msg, "sub-run; it takes no messages") {
+		t.Fatalf("a message sent to a sub-run: %v", err)
+	}
+	after, err := s.Messages(ctx, ann, run.ExchangeID, nil)
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("the sub-run's log went from %d to %d entries (%v)", len(before), len(after), err)
+	}
+	if ex, err := s.Exchange(ctx, ann, run.ExchangeID); err != nil || ex.TurnStatus != header.TurnStatus || ex.TurnCount != header.TurnCount {
+		t.Fatalf("the sub-run's lease after the refused message: %+v, %v", ex, err)
 	}
 
 	// Deleting the parent deletes the sub-run.

@@ -295,16 +295,7 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 			start.ExchangeID = ex.ID
 		}
 	} else if req.ExchangeID != 0 {
-		scope, err := s.store.ExchangeScope(ctx, req.UserID, req.ExchangeID)
-		if err != nil {
-			return nil, err
-		}
-		if scope == models.ScopeSubRun {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", req.ExchangeID)}
-		}
-		if scope != models.ScopeGeneral {
-			return nil, &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", req.ExchangeID, scope, scopeKey(scope))}
-		}
+		start.CheckScope = true // a general chat: read with the message's commit
 	}
 	if req.JobID == nil && start.ExchangeID != 0 {
 		start.AfterSeq = req.AfterSeq
@@ -326,6 +317,9 @@ func (s *Service) Start(ctx context.Context, req SendRequest) (*Turn, error) {
 	}
 	if err != nil {
 		release()
+		if se := (*models.ScopeError)(nil); errors.As(err, &se) {
+			return nil, scopeMistake(req.ExchangeID, se.Scope)
+		}
 		return nil, err
 	}
 	for _, m := range ex.Cancelled { // calls that waited, cancelled by this message: their cards go
@@ -360,6 +354,14 @@ func (s *Service) pageStart(ctx context.Context, req SendRequest, agentType stri
 	}
 	start.Scope, start.PageID = models.ScopePage, &page.ID
 	return page, nil
+}
+
+// scopeMistake is a message sent to an exchange that is not a general chat.
+func scopeMistake(exchangeID int64, scope string) error {
+	if scope == models.ScopeSubRun {
+		return &InputError{Msg: fmt.Sprintf("exchange %d is the record of an agent's sub-run; it takes no messages", exchangeID)}
+	}
+	return &InputError{Msg: fmt.Sprintf("exchange %d is a %s chat; send to it with its %s", exchangeID, scope, scopeKey(scope))}
 }
 
 func scopeKey(scope string) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -42,22 +41,6 @@ func (s *Store) Exchange(ctx context.Context, userID, id int64) (*Exchange, erro
 	var e Exchange
 	err := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Take(&e).Error
 	return &e, wrap("exchange", err)
-}
-
-// ExchangeScope is the scope of one of the user's exchanges: what a turn
-// checks before it starts, without reading (and parsing) the whole header.
-func (s *Store) ExchangeScope(ctx context.Context, userID, id int64) (string, error) {
-	// By hand: every send to an exchange reads it (turnsql.go).
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return "", wrap("exchange", err)
-	}
-	var scope string
-	err = sqlDB.QueryRowContext(ctx, exchangeScopeStmt.in(s.dialect), id, userID).Scan(&scope)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = gorm.ErrRecordNotFound
-	}
-	return scope, wrap("exchange", err)
 }
 
 // JobExchange loads the user's exchange about a job.

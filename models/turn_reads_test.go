@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -145,6 +146,36 @@ func TestFinishReplyMarksInItsCommit(t *testing.T) {
 		finish(unseen.ID, true)
 		if u, err := s.Unread(ctx, ann.ID); err != nil || len(u) != 0 {
 			t.Fatalf("after the seen reply: unread = %v, %v", u, err)
+		}
+	})
+}
+
+// TestStartTurnChecksTheScope: with CheckScope, a message to an exchange
+// of another scope gives a ScopeError and writes nothing; another user's
+// exchange is not found.
+func TestStartTurnChecksTheScope(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		page := mustPage(t, s, ann.ID, "Notes")
+		ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Scope: ScopePage, PageID: &page.ID, Query: "a"}, "b")
+		_, _, err := s.StartTurn(ctx, TurnStart{UserID: ann.ID, ExchangeID: ex.ID, Scope: ScopeGeneral, CheckScope: true,
+			AgentType: "router", Query: "c", Owner: "o"})
+		var se *ScopeError
+		if !errors.As(err, &se) || se.Scope != ScopePage {
+			t.Fatalf("a general message to a page's chat: %v", err)
+		}
+		after, err := s.Exchange(ctx, ann.ID, ex.ID)
+		if err != nil || after.TurnCount != ex.TurnCount || after.TurnStatus != TurnIdle {
+			t.Fatalf("the refused message changed the header: %+v, %v", after, err)
+		}
+		if msgs, err := s.Messages(ctx, ann.ID, ex.ID, nil); err != nil || len(msgs) != 2 {
+			t.Fatalf("the log holds %d entries (%v), want 2", len(msgs), err)
+		}
+		_, _, err = s.StartTurn(ctx, TurnStart{UserID: bob.ID, ExchangeID: ex.ID, Scope: ScopeGeneral, CheckScope: true,
+			AgentType: "router", Query: "c", Owner: "o"})
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("bob's message to ann's chat: %v", err)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,7 +31,16 @@ type TurnStart struct {
 	// Attachments are the user's files the message holds, committed with
 	// it (issue 26); a file that is not the user's: ErrNotFound.
 	Attachments []int64
+	// CheckScope, with ExchangeID, says the exchange must be of Scope: one
+	// of another gives a *ScopeError, and nothing is written.
+	CheckScope bool
 }
+
+// ScopeError is a message sent to an exchange of another scope than the
+// sender's (TurnStart.CheckScope).
+type ScopeError struct{ Scope string }
+
+func (e *ScopeError) Error() string { return "the exchange is a " + e.Scope + " chat" }
 
 // StartTurn appends the user message and takes the exchange's turn lease, in
 // one transaction, creating the exchange first when ExchangeID is 0. Once it
@@ -87,6 +97,20 @@ func (s *Store) startTurn(ctx context.Context, t TurnStart, limit int) (*Exchang
 				return err
 			}
 		} else {
+			if t.CheckScope {
+				// In the transaction: on SQLite, on the group commit's
+				// warm connection.
+				var scope string
+				err := tx.Statement.ConnPool.QueryRowContext(ctxOf(tx), exchangeScopeStmt.in(s.dialect), t.ExchangeID, t.UserID).Scan(&scope)
+				switch {
+				case errors.Is(err, sql.ErrNoRows):
+					return gorm.ErrRecordNotFound
+				case err != nil:
+					return err
+				case scope != t.Scope:
+					return &ScopeError{Scope: scope}
+				}
+			}
 			if t.AfterSeq != nil {
 				var last int64
 				err := tx.Model(&Message{}).Select("COALESCE(MAX(seq), -1)").
