@@ -109,28 +109,18 @@ func throughputFigures(ctx context.Context, e *env, r report) error {
 // rawFloor runs size.turns turns' SQL by hand on one connection (rawFloorTurn)
 // and returns the CPU time of each, search indexing included, in µs.
 func (e *env) rawFloor(ctx context.Context, reply *models.Message) (float64, error) {
-	respJSON, _ := json.Marshal(reply.AgentResponse)
-	at := time.Now().UTC().Truncate(time.Microsecond)
-	res, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'floor', 'router', 0, ?, ?)`, e.userID, at, at)
+	floorTurn, done, err := e.floorTurns(ctx, reply)
 	if err != nil {
 		return 0, err
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, err
-	}
-	conn, err := e.raw.Conn(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
+	defer done()
 	turns := max(e.size.Turns, 1)
 	cpu0, err := cpuTime()
 	if err != nil {
 		return 0, err
 	}
 	for i := range turns {
-		if err := rawFloorTurn(ctx, conn, id, int64(2*i), fmt.Sprintf("floor turn %d", i), reply, string(respJSON)); err != nil {
+		if err := floorTurn(i); err != nil {
 			return 0, err
 		}
 	}
@@ -142,6 +132,30 @@ func (e *env) rawFloor(ctx context.Context, reply *models.Message) (float64, err
 		return 0, err
 	}
 	return float64((cpu1 - cpu0).Microseconds()) / float64(turns), nil
+}
+
+// floorTurns makes an exchange of its own for raw floor turns and returns
+// a function that runs its turn'th (rawFloorTurn), on one connection kept
+// for them as the group commit keeps one, and the function that lets it go.
+func (e *env) floorTurns(ctx context.Context, reply *models.Message) (run func(turn int) error, done func(), err error) {
+	respJSON, _ := json.Marshal(reply.AgentResponse)
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	res, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'floor', 'router', 0, ?, ?)`, e.userID, at, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := e.raw.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	run = func(turn int) error {
+		return rawFloorTurn(ctx, conn, id, int64(2*turn), fmt.Sprintf("floor turn %d", turn), reply, string(respJSON))
+	}
+	return run, func() { conn.Close() }, nil
 }
 
 // rawFloorTurn is one turn's SQL: what a turn must store and hold (its two
