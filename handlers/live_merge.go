@@ -16,16 +16,17 @@ import "palaver/views"
 func liveEmpty(u *views.LiveUpdate) bool {
 	return len(u.Entries) == 0 && len(u.Switchers) == 0 && len(u.PageEntries) == 0 && u.Page == nil && !u.CloseReply &&
 		u.OpenReply == nil && u.ReplyText == nil && u.Delta == "" && u.Turn == nil && u.History == nil && u.Removed == 0 && !u.Gone &&
-		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil && u.Reasoning == "" && !u.ReasoningStart && u.Budget == nil
+		u.Heading == nil && u.Sidebar == nil && u.UnreadCount == nil && u.Reasoning == "" && !u.ReasoningStart && u.Budget == nil &&
+		u.Projects == nil && len(u.Answered) == 0
 }
 
 // mergeLive returns a followed by b as one update, or false when the two
 // cannot be told as one (a page's parts, a chat adopted, a sidebar item
-// removed after another was shown, the shown chat deleted): they then go
-// as two, in order.
+// removed after another was shown, the shown chat deleted, waiting calls
+// answered): they then go as two, in order.
 func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 	if a.Adopted != 0 || b.Adopted != 0 || len(a.PageEntries) > 0 || len(b.PageEntries) > 0 || a.Page != nil || b.Page != nil ||
-		a.Gone || b.Gone || a.Sidebar != nil || b.Sidebar != nil {
+		a.Gone || b.Gone || a.Sidebar != nil || b.Sidebar != nil || len(a.Answered) > 0 || len(b.Answered) > 0 {
 		return a, false
 	}
 	m := a
@@ -49,6 +50,9 @@ func mergeLive(a, b views.LiveUpdate) (views.LiveUpdate, bool) {
 	}
 	if b.Budget != nil {
 		m.Budget = b.Budget
+	}
+	if b.Projects != nil { // drawn whole: the later one stands
+		m.Projects = b.Projects
 	}
 	// The sidebar: a removal renders before the item, so one after an item
 	// does not fold; two states of one item fold into the later one, moved

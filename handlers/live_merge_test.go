@@ -231,3 +231,25 @@ func TestLiveMergeKeepsTheBudgetWarning(t *testing.T) {
 		t.Fatalf("folded %+v (%v): the later warning does not stand", m, ok)
 	}
 }
+
+// The sidebar's projects drawn again (their unread counts) survive a fold,
+// the later drawing standing; answered calls are not folded at all (their
+// cards are replaced where they are, which the updates before may add).
+func TestLiveMergeKeepsTheProjectsAndAnsweredCalls(t *testing.T) {
+	one := []views.ProjectLink{{ID: 1, Name: "Work", Unread: 1}}
+	two := []views.ProjectLink{{ID: 1, Name: "Work", Unread: 2}}
+	m, ok := handlers.MergeLive(views.LiveUpdate{Delta: "x"}, views.LiveUpdate{CloseReply: true, Projects: &one})
+	if !ok || m.Projects == nil || (*m.Projects)[0].Unread != 1 {
+		t.Fatalf("folded %+v (%v): the projects are lost", m, ok)
+	}
+	if m, ok = handlers.MergeLive(m, views.LiveUpdate{Projects: &two}); !ok || m.Projects == nil || (*m.Projects)[0].Unread != 2 {
+		t.Fatalf("folded %+v (%v): the later projects do not stand", m, ok)
+	}
+	answered := views.LiveUpdate{Answered: []views.ChatMessage{{}}}
+	if _, ok := handlers.MergeLive(views.LiveUpdate{Delta: "x"}, answered); ok {
+		t.Fatal("answered calls were folded into the update before them")
+	}
+	if _, ok := handlers.MergeLive(answered, views.LiveUpdate{Delta: "x"}); ok {
+		t.Fatal("an update was folded into answered calls")
+	}
+}
