@@ -80,20 +80,68 @@ type running struct {
 
 // replySoFar is the text of a reply being written. A piece is added and
 // published under its lock, so a reader of the text has seen every piece
-// published before and none after: it can tell from an event's Offset
-// whether the piece is in what it read.
+// published before: it can tell from an event's Offset which part of a
+// piece is in what it read (screens.ReplyView).
+//
+// Pieces that come faster than one a replyFrame are published together:
+// the first at once, the ones after it within the frame as one piece at
+// its end (or when the turn publishes anything else, flush). A model that
+// sends its words in bursts, or the builtin agent that sends them all at
+// once, would otherwise wake every tab of the person once per word; a
+// person sees no difference within a frame.
 type replySoFar struct {
-	mu   sync.Mutex
-	text strings.Builder
+	mu        sync.Mutex
+	text      strings.Builder
+	published int         // bytes of text published
+	last      time.Time   // when a piece was last published
+	timer     *time.Timer // publishes the rest at the frame's end, when set
+	publish   func(offset int, piece string)
 }
 
-// add appends d and publishes it, with its offset, while no reader can look.
-func (r *replySoFar) add(d string, publish func(offset int)) {
+// replyFrame is the least time between two published pieces of a reply.
+const replyFrame = 16 * time.Millisecond
+
+// add appends d; it is published now, or with what follows it within the
+// frame.
+func (r *replySoFar) add(d string, publish func(offset int, piece string)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	offset := r.text.Len()
 	r.text.WriteString(d)
-	publish(offset)
+	r.publish = publish
+	switch wait := replyFrame - time.Since(r.last); {
+	case r.timer != nil: // the frame's end publishes d too
+	case wait <= 0:
+		r.publishLocked()
+	default:
+		r.timer = time.AfterFunc(wait, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.timer = nil
+			r.publishLocked()
+		})
+	}
+}
+
+// flush publishes what waits for its frame's end now: before the turn
+// publishes anything else, so that the pieces come first.
+func (r *replySoFar) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop() // when it has fired already, it finds nothing left
+		r.timer = nil
+	}
+	r.publishLocked()
+}
+
+func (r *replySoFar) publishLocked() {
+	if r.text.Len() == r.published {
+		return
+	}
+	offset := r.published
+	r.published = r.text.Len()
+	r.last = time.Now()
+	r.publish(offset, r.text.String()[offset:])
 }
 
 func (r *replySoFar) String() string {
@@ -218,6 +266,7 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		if _, err := s.store.AppendEntry(db, ex.ID, s.owner, m); err != nil {
 			return err
 		}
+		partial.flush()
 		s.publishEntry(ex, m)
 		return nil
 	}
@@ -249,10 +298,11 @@ func (s *Service) execute(ctx context.Context, t *Turn, partial *replySoFar, in 
 		return s.fail(db, res, err)
 	}
 	resp, err := s.RouteAndExecute(ctx, req, func(d string) {
-		partial.add(d, func(offset int) {
-			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: d, Offset: offset})
+		partial.add(d, func(offset int, piece string) {
+			s.hub.Publish(Event{Kind: EventDelta, UserID: ex.UserID, ExchangeID: ex.ID, PageID: pageID(ex), Delta: piece, Offset: offset})
 		})
 	})
+	partial.flush()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLeaseLost):
 		lost := models.ErrLeaseLost
