@@ -190,7 +190,7 @@ func familyMembers(tx *gorm.DB, id int64) *gorm.DB {
 		), down(id, depth) AS (
 			SELECT id, 0 FROM up WHERE parent IS NULL
 			UNION
-			SELECT x.id, down.depth + 1 FROM exchanges x JOIN down ON x.forked_from_id = down.id WHERE down.depth < ?
+			SELECT x.id, down.depth + 1 FROM down `+orderedJoin(tx.Dialector.Name())+` exchanges x ON x.forked_from_id = down.id WHERE down.depth < ?
 		) SELECT id FROM down`, id, adminFamilyDepth, adminFamilyDepth)
 }
 

@@ -68,7 +68,7 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 				SELECT up.start, e.id, e.forked_from_id, up.depth + 1 FROM exchanges e JOIN up ON e.id = up.parent
 				WHERE up.depth < ?
 			) SELECT up.id AS root, x.id, x.user_id, x.page_id, x.scope, x.pinned, x.archived, x.updated_at
-			FROM up JOIN exchanges x ON x.id = up.start WHERE up.parent IS NULL OR up.depth = ?`, chunk, MaxForkDepth, MaxForkDepth).Scan(&rows).Error
+			FROM up `+s.orderedJoin()+` exchanges x ON x.id = up.start WHERE up.parent IS NULL OR up.depth = ?`, chunk, MaxForkDepth, MaxForkDepth).Scan(&rows).Error
 		if err != nil {
 			return nil, err
 		}
@@ -87,10 +87,10 @@ func (s *Store) beforeDelete(tx *gorm.DB, ids []int64) (*doomed, error) {
 		err = tx.Raw(`WITH RECURSIVE down(root, id, depth) AS (
 				SELECT id, id, 0 FROM exchanges WHERE id IN ?
 				UNION ALL
-				SELECT down.root, e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id
+				SELECT down.root, e.id, down.depth + 1 FROM down `+s.orderedJoin()+` exchanges e ON e.forked_from_id = down.id
 				WHERE down.depth < ? AND e.id <> down.root
 			) SELECT down.root, e.id, e.user_id, e.page_id, e.scope, e.pinned, e.archived, e.updated_at
-			FROM down JOIN exchanges e ON e.id = down.id`, forked, MaxForkDepth).Scan(&members).Error
+			FROM down `+s.orderedJoin()+` exchanges e ON e.id = down.id`, forked, MaxForkDepth).Scan(&members).Error
 		if err != nil {
 			return nil, err
 		}

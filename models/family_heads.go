@@ -101,8 +101,10 @@ func (s *Store) MessagesAtSeqs(ctx context.Context, userID, exchangeID int64, se
 // orderedJoin is the join that SQLite reads in the order written (CROSS
 // JOIN); PostgreSQL plans a plain JOIN well, and takes no ON after CROSS
 // JOIN.
-func (s *Store) orderedJoin() string {
-	if s.dialect == "postgres" {
+func (s *Store) orderedJoin() string { return orderedJoin(s.dialect) }
+
+func orderedJoin(dialect string) string {
+	if dialect == "postgres" {
 		return "JOIN"
 	}
 	return "CROSS JOIN"

@@ -33,7 +33,7 @@ func (s *Store) Family(ctx context.Context, userID, exchangeID int64) ([]Exchang
 		), down(root, id, depth) AS (
 			SELECT id, id, 0 FROM up WHERE parent IS NULL OR depth = ?
 			UNION ALL
-			SELECT down.root, e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id
+			SELECT down.root, e.id, down.depth + 1 FROM down `+s.orderedJoin()+` exchanges e ON e.forked_from_id = down.id
 			WHERE down.depth < ? AND e.id <> down.root
 		) SELECT id FROM down`, exchangeID, userID, MaxForkDepth, MaxForkDepth, MaxForkDepth).Scan(&ids).Error
 	if err != nil {

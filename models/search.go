@@ -486,7 +486,7 @@ func (s *Store) CopiedIn(ctx context.Context, userID int64, messageIDs []int64) 
 			SELECT DISTINCT e.id, 0 FROM exchanges e JOIN messages o ON o.exchange_id = e.id
 			WHERE o.id IN ? AND e.user_id = ?
 			UNION
-			SELECT e.id, down.depth + 1 FROM exchanges e JOIN down ON e.forked_from_id = down.id WHERE down.depth < ?
+			SELECT e.id, down.depth + 1 FROM down `+s.orderedJoin()+` exchanges e ON e.forked_from_id = down.id WHERE down.depth < ?
 		) SELECT m.copy_of AS id, COUNT(DISTINCT m.exchange_id) AS n FROM messages m
 		WHERE m.exchange_id IN (SELECT id FROM down) AND m.copy_of IN ? GROUP BY m.copy_of`,
 		messageIDs, userID, searchCopyDepth, messageIDs).Scan(&rows).Error
