@@ -87,44 +87,15 @@ func TestFamilyHeads(t *testing.T) {
 // the planner weighs a big history (it once scanned every chat at every
 // live event: 26 ms a call in 100,000 chats).
 func TestFamilyHeadsReadNoOtherChats(t *testing.T) {
-	ctx := context.Background()
 	s := newSQLite(t, Options{})
 	u := mustUser(t, s, "plan")
-	sqlDB, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{
+	conn := planConn(t, s,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
 		 INSERT INTO exchanges (uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at)
-		 SELECT 'x-' || i, ` + fmt.Sprint(u.ID) + `, 'general', 'chat ' || i, 'router', 1, datetime('now'), datetime('now') FROM n`,
-		`ANALYZE`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		 SELECT 'x-' || i, `+fmt.Sprint(u.ID)+`, 'general', 'chat ' || i, 'router', 1, datetime('now'), datetime('now') FROM n`,
+		`ANALYZE`)
 	stmt := strings.Replace(familyMembersSQL(s.orderedJoin()), "IN ?", "IN (?)", 1)
-	rows, err := conn.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, 1, u.ID, MaxForkDepth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var steps []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		steps = append(steps, detail)
-	}
-	plan := strings.Join(steps, "\n")
+	plan := strings.Join(queryPlan(t, conn, stmt, 1, u.ID, MaxForkDepth), "\n")
 	if strings.Contains(plan, "SCAN e") || strings.Contains(plan, "SCAN exchanges") ||
 		!strings.Contains(plan, "SEARCH e USING INDEX exchanges_forked_from (forked_from_id=?)") {
 		t.Fatalf("the family's members are read by a scan:\n%s", plan)

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -218,3 +219,47 @@ func ptr[T any](v T) *T { return &v }
 
 // errOf is the error of a two-valued call, for a test that checks only it.
 func errOf[T any](_ T, err error) error { return err }
+
+// planConn is a connection of s with qs run on it (a history for SQLite's
+// planner to weigh), closed with the test.
+func planConn(t *testing.T, s *Store, qs ...string) *sql.Conn {
+	t.Helper()
+	sqlDB, err := s.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlDB.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, q := range qs {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return conn
+}
+
+// queryPlan is SQLite's plan of q with args, a step a line.
+func queryPlan(t *testing.T, conn *sql.Conn, q string, args ...any) []string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}

@@ -22,49 +22,22 @@ func TestSearchScopedToAProjectLeadsWithTheMatch(t *testing.T) {
 	if err := s.db.Raw(`SELECT id FROM projects WHERE user_id = ?`, u.ID).Row().Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	sqlDB, err := s.SQL()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A history big enough for the planner to weigh (the bench's shape:
 	// a tenth of the chats in projects, ten to a project), analysed.
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{
+	conn := planConn(t, s,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
 		 INSERT INTO exchanges (uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at)
-		 SELECT 'x-' || i, ` + fmt.Sprint(u.ID) + `, 'general', 'chat ' || i, 'router', 1, datetime('now'), datetime('now') FROM n`,
+		 SELECT 'x-' || i, `+fmt.Sprint(u.ID)+`, 'general', 'chat ' || i, 'router', 1, datetime('now'), datetime('now') FROM n`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)
 		 INSERT INTO projects (uid, user_id, name, created_at, updated_at)
-		 SELECT 'p-x-' || i, ` + fmt.Sprint(u.ID) + `, 'P ' || i, datetime('now'), datetime('now') FROM n`,
+		 SELECT 'p-x-' || i, `+fmt.Sprint(u.ID)+`, 'P ' || i, datetime('now'), datetime('now') FROM n`,
 		`UPDATE exchanges SET project_id = (SELECT MIN(id) FROM projects) + (id / 10) % 30 WHERE id % 10 = 0`,
 		`INSERT INTO messages (uid, exchange_id, seq, role, content, created_at)
 		 SELECT 'm-' || id, id, 0, 'user', 'tea and talk ' || id, datetime('now') FROM exchanges`,
-		`ANALYZE`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		`ANALYZE`)
 	q := SearchQuery{Terms: ParseSearch("tea"), Limit: 20, ProjectID: &pid}
 	stmt, args := SQLiteSearchSQL(u.ID, q)
-	rows, err := conn.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var steps []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		steps = append(steps, detail)
-	}
+	steps := queryPlan(t, conn, stmt, args...)
 	// In each half of the union, the first table read is the match's.
 	var firstReads []string
 	for i, step := range steps {
@@ -74,7 +47,6 @@ func TestSearchScopedToAProjectLeadsWithTheMatch(t *testing.T) {
 			}
 		}
 	}
-	rows.Close()
 	if len(firstReads) < 2 || !strings.Contains(firstReads[0], "messages_fts") || !strings.Contains(firstReads[1], "exchanges_fts") {
 		t.Fatalf("a project's search does not lead with the match:\n%s", strings.Join(steps, "\n"))
 	}

@@ -32,43 +32,30 @@ func TestHandWrittenStatementsCoverTheModels(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
+	// listed is the column list the pattern's group finds in q, sorted.
+	listed := func(pattern, q string) []string {
+		t.Helper()
+		m := regexp.MustCompile(pattern).FindStringSubmatch(q)
+		if m == nil {
+			t.Fatalf("no column list %s in %s", pattern, q)
+		}
+		var out []string
+		for _, c := range strings.Split(m[1], ",") {
+			out = append(out, strings.TrimSpace(c))
+		}
+		slices.Sort(out)
+		return out
+	}
 	// An entry's INSERT writes every column gorm's Create would.
-	m := regexp.MustCompile(`(?s)INSERT INTO messages \((.*?)\)`).FindStringSubmatch(insertEntryStmt.sqlite)
-	if m == nil {
-		t.Fatal("no column list in the entry's INSERT")
-	}
-	var inserted []string
-	for _, c := range strings.Split(m[1], ",") {
-		inserted = append(inserted, strings.TrimSpace(c))
-	}
-	slices.Sort(inserted)
-	if want := columns(&Message{}, true); !reflect.DeepEqual(inserted, want) {
+	if inserted, want := listed(`(?s)INSERT INTO messages \((.*?)\)`, insertEntryStmt.sqlite), columns(&Message{}, true); !reflect.DeepEqual(inserted, want) {
 		t.Errorf("the entry's INSERT writes %v; Message has %v", inserted, want)
 	}
 	// The export's read of the logs takes every column of Message.
-	m = regexp.MustCompile(`(?s)SELECT (.*?) FROM messages`).FindStringSubmatch(exportLogsSQL)
-	if m == nil {
-		t.Fatal("no column list in the export's read of the logs")
-	}
-	var exported []string
-	for _, c := range strings.Split(m[1], ",") {
-		exported = append(exported, strings.TrimSpace(c))
-	}
-	slices.Sort(exported)
-	if want := columns(&Message{}, false); !reflect.DeepEqual(exported, want) {
+	if exported, want := listed(`(?s)SELECT (.*?) FROM messages`, exportLogsSQL), columns(&Message{}, false); !reflect.DeepEqual(exported, want) {
 		t.Errorf("the export reads messages' %v; Message has %v", exported, want)
 	}
 	// A reply's usage row writes every column gorm's Create would.
-	m = regexp.MustCompile(`(?s)INSERT INTO usage_daily \((.*?)\)`).FindStringSubmatch(addUsageStmt.sqlite)
-	if m == nil {
-		t.Fatal("no column list in the usage row's INSERT")
-	}
-	var usage []string
-	for _, c := range strings.Split(m[1], ",") {
-		usage = append(usage, strings.TrimSpace(c))
-	}
-	slices.Sort(usage)
-	if want := columns(&UsageDaily{}, true); !reflect.DeepEqual(usage, want) {
+	if usage, want := listed(`(?s)INSERT INTO usage_daily \((.*?)\)`, addUsageStmt.sqlite), columns(&UsageDaily{}, true); !reflect.DeepEqual(usage, want) {
 		t.Errorf("the usage row's INSERT writes %v; UsageDaily has %v", usage, want)
 	}
 	for _, q := range []stmt{insertEntryStmt, insertErrorRowStmt, addUsageStmt} {
