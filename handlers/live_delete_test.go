@@ -109,6 +109,7 @@ func TestLiveBranchDeletedElsewhere(t *testing.T) {
 	ann.chatScreen(t, paths.Chat(id)) // the other tab is back on the root
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(id, 1, 0)
+	a.waitWatching(ann.user.ID, id)
 
 	res, body := api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", forks[1]), nil)
 	mustStatus(t, res, http.StatusOK)
@@ -166,6 +167,7 @@ func TestLiveRootDeletedUnderItsFork(t *testing.T) {
 	a.waitTurns()
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(fork, 1, 0)
+	a.waitWatching(ann.user.ID, fork)
 
 	res, _ = api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", id), nil)
 	mustStatus(t, res, http.StatusOK)
@@ -261,6 +263,7 @@ func TestLiveShownBranchDeletedLeavesItsFamily(t *testing.T) {
 	a.waitTurns()
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(fork, 1, 0)
+	a.waitWatching(ann.user.ID, fork)
 
 	res, _ = api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", fork), nil)
 	mustStatus(t, res, http.StatusOK)

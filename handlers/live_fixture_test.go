@@ -253,6 +253,20 @@ func (a *testApp) waitSubscribers(n int) {
 	}
 }
 
+// waitWatching waits until a tab of the user shows the exchange, as the
+// server has it: a watch sent is taken a moment later, and what happens
+// before then is not the shown chat's to hear.
+func (a *testApp) waitWatching(userID, exchangeID int64) {
+	a.t.Helper()
+	deadline := time.Now().Add(liveWait)
+	for !a.hub.Watching(userID, exchangeID) {
+		if time.Now().After(deadline) {
+			a.t.Fatalf("no tab of user %d shows exchange %d", userID, exchangeID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // isHandshakeStatus says whether a dial failed with the given HTTP status.
 func isHandshakeStatus(err error, res *http.Response, status int) bool {
 	return errors.Is(err, websocket.ErrBadHandshake) && res != nil && res.StatusCode == status
