@@ -48,14 +48,9 @@ func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Reque
 		}
 	}
 	if id == 0 { // none picked: the conversation's, the project's or the person's
-		var prefs models.ModelPreferences
-		if reads != nil && reads.Prefs != nil {
-			prefs = *reads.Prefs
-		} else {
-			var err error
-			if prefs, err = s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil); err != nil {
-				return turnModel{}, err
-			}
+		prefs, err := s.modelPreferences(ctx, ex, reads)
+		if err != nil {
+			return turnModel{}, err
 		}
 		id = c.Prefer(ctx, prefs)
 	}
@@ -70,6 +65,15 @@ func (s *Service) pickModel(ctx context.Context, ex *models.Exchange, req *Reque
 	req.provider = p
 	conns, _, _ := c.load(ctx)
 	return turnModel{row: row, conn: conns[row.ConnectionID].Name}, nil
+}
+
+// modelPreferences is the turn's model preferences: as read with its user
+// message (reads), or read now.
+func (s *Service) modelPreferences(ctx context.Context, ex *models.Exchange, reads *models.TurnReads) (models.ModelPreferences, error) {
+	if reads != nil {
+		return reads.Prefs, nil
+	}
+	return s.store.ModelPreferencesOf(ctx, ex.UserID, ex.ID, nil)
 }
 
 // checkBudget refuses a turn once the person's daily or monthly tokens

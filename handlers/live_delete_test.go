@@ -32,6 +32,9 @@ func (l *liveTab) watchShowing(exchangeID, since int64, seqs ...int64) {
 	if err := l.conn.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
 		l.t.Fatalf("send watch: %v", err)
 	}
+	// Taken by the server a moment later: what happens before then is
+	// not the shown chat's to hear.
+	l.c.a.waitWatching(l.c.user.ID, exchangeID)
 }
 
 // lastDoc is the tab's last message, parsed.
@@ -109,7 +112,6 @@ func TestLiveBranchDeletedElsewhere(t *testing.T) {
 	ann.chatScreen(t, paths.Chat(id)) // the other tab is back on the root
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(id, 1, 0)
-	a.waitWatching(ann.user.ID, id)
 
 	res, body := api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", forks[1]), nil)
 	mustStatus(t, res, http.StatusOK)
@@ -167,7 +169,6 @@ func TestLiveRootDeletedUnderItsFork(t *testing.T) {
 	a.waitTurns()
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(fork, 1, 0)
-	a.waitWatching(ann.user.ID, fork)
 
 	res, _ = api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", id), nil)
 	mustStatus(t, res, http.StatusOK)
@@ -263,7 +264,6 @@ func TestLiveShownBranchDeletedLeavesItsFamily(t *testing.T) {
 	a.waitTurns()
 	tab := ann.openTab(t, addr)
 	tab.watchShowing(fork, 1, 0)
-	a.waitWatching(ann.user.ID, fork)
 
 	res, _ = api.api(http.MethodDelete, fmt.Sprintf("/api/chat/exchange/%d", fork), nil)
 	mustStatus(t, res, http.StatusOK)

@@ -69,6 +69,7 @@ func (c *client) dialLive(addr, origin string) (*websocket.Conn, *http.Response,
 // liveTab is one browser tab's live connection, and what it was sent.
 type liveTab struct {
 	t       *testing.T
+	c       *client // whose tab it is
 	conn    *websocket.Conn
 	frames  []string
 	entries []string // message element ids appended to the transcript, in order, repeats kept
@@ -93,7 +94,7 @@ func (c *client) openTab(t *testing.T, addr string) *liveTab {
 		}
 		t.Fatalf("dial /live: %v (status %d)", err, status)
 	}
-	tab := &liveTab{t: t, conn: conn, maxSeq: -1}
+	tab := &liveTab{t: t, c: c, conn: conn, maxSeq: -1}
 	t.Cleanup(func() { _ = conn.Close() })
 	return tab
 }
@@ -254,8 +255,7 @@ func (a *testApp) waitSubscribers(n int) {
 }
 
 // waitWatching waits until a tab of the user shows the exchange, as the
-// server has it: a watch sent is taken a moment later, and what happens
-// before then is not the shown chat's to hear.
+// server has it.
 func (a *testApp) waitWatching(userID, exchangeID int64) {
 	a.t.Helper()
 	deadline := time.Now().Add(liveWait)

@@ -150,15 +150,15 @@ func withinQuota(tx *gorm.DB, f *File, quota int64) error {
 	if quota <= 0 {
 		return nil
 	}
+	var have int64
+	if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil || have > 0 {
+		return err // bytes the user has: the sum of all theirs is not read
+	}
 	used, err := usedBytes(tx, f.UserID)
 	if err != nil {
 		return err
 	}
-	var have int64
-	if err := tx.Model(&Blob{}).Where("user_id = ? AND sha256 = ?", f.UserID, f.SHA256).Count(&have).Error; err != nil {
-		return err
-	}
-	if have == 0 && used+f.Size > quota {
+	if used+f.Size > quota {
 		return &ErrOverQuota{Quota: quota}
 	}
 	return nil

@@ -18,7 +18,7 @@ type TurnReads struct {
 	// their text is kept already and the chat's project has no files.
 	Composed *Composed
 	// Prefs is the model preferences of the exchange (ModelPreferencesOf).
-	Prefs *ModelPreferences
+	Prefs ModelPreferences
 	// Unlimited says the person has no token budget: nothing to check.
 	Unlimited bool
 	// Attached says the user message holds files (MessageFiles reads them).
@@ -61,11 +61,9 @@ func (s *Store) turnReads(tx *gorm.DB, t TurnStart, exchangeID int64, limit int)
 	case err != nil && !errors.Is(err, errReadLater):
 		return nil
 	}
-	prefs, err := turnModelPreferences(ctx, q, s.dialect, t.UserID, exchangeID)
-	if err != nil {
+	if r.Prefs, err = turnModelPreferences(ctx, q, s.dialect, t.UserID, exchangeID); err != nil {
 		return nil
 	}
-	r.Prefs = &prefs
 	b, err := budgetOf(ctx, q, s.dialect, t.UserID)
 	if err != nil {
 		return nil

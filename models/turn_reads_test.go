@@ -64,7 +64,7 @@ func TestStartTurnReadsWhatTheTurnWouldRead(t *testing.T) {
 			t.Errorf("a text not kept yet was taken as composed: %+v", reads.Composed)
 		}
 		prefs, err := s.ModelPreferencesOf(ctx, ann.ID, ex.ID, nil)
-		if err != nil || reads.Prefs == nil || *reads.Prefs != prefs {
+		if err != nil || reads.Prefs != prefs {
 			t.Errorf("preferences %+v; ModelPreferencesOf %+v, %v", reads.Prefs, prefs, err)
 		}
 		if !reads.Unlimited || reads.Attached {

@@ -219,12 +219,7 @@ func TestS3CrashLoop(t *testing.T) {
 	t.Setenv("PALAVER_BLOB_STORE", srv.URL()) // the servers started below inherit it
 	db := filepath.Join(t.TempDir(), "palaver.db")
 	const clients, rounds = 3, 4
-	keys := make([]string, clients)
-	for i := range keys {
-		name := fmt.Sprintf("user%d", i)
-		cli(t, bin, "user", "add", name, "--password", "correct horse", "--db", db)
-		keys[i] = cli(t, bin, "user", "key", name, "--db", db)
-	}
+	keys := keyedUsers(t, bin, db, clients)
 	addr := freeAddr(t)
 	var uploads, deletions atomic.Int64
 	for round := range rounds {

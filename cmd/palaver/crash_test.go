@@ -239,6 +239,19 @@ func TestKillMidTurnThenRetry(t *testing.T) {
 	}
 }
 
+// keyedUsers adds n users (user0, user1, …) to db with bin and gives each
+// one's API key.
+func keyedUsers(t *testing.T, bin, db string, n int) []string {
+	t.Helper()
+	keys := make([]string, n)
+	for i := range keys {
+		name := fmt.Sprintf("user%d", i)
+		cli(t, bin, "user", "add", name, "--password", "correct horse", "--db", db)
+		keys[i] = cli(t, bin, "user", "key", name, "--db", db)
+	}
+	return keys
+}
+
 // TestCrashLoop kills a real server with SIGKILL again and again while
 // clients run turns through the API, restarting it on the same database each
 // time. Afterwards the database is whole (SQLite's and the full-text index's
@@ -252,12 +265,7 @@ func TestCrashLoop(t *testing.T) {
 	bin := buildBinary(t)
 	db := filepath.Join(t.TempDir(), "palaver.db")
 	const clients, rounds = 4, 5
-	keys := make([]string, clients)
-	for i := range keys {
-		name := fmt.Sprintf("user%d", i)
-		cli(t, bin, "user", "add", name, "--password", "correct horse", "--db", db)
-		keys[i] = cli(t, bin, "user", "key", name, "--db", db)
-	}
+	keys := keyedUsers(t, bin, db, clients)
 	addr := freeAddr(t)
 	// 5 ms a word: a reply takes a few hundred milliseconds, so every kill
 	// lands while turns are being written. No automatic retry: what a crash

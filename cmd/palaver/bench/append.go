@@ -64,7 +64,7 @@ func (e *env) appendP50s(ctx context.Context) (small, big, floor time.Duration, 
 		}
 		defer done()
 	}
-	ds := make([][]time.Duration, len(sizes)+1)
+	ds := make([][]time.Duration, len(sizes))
 	for turn := range e.size.AppendTurns {
 		for i, id := range ids {
 			t0 := time.Now()
@@ -80,18 +80,16 @@ func (e *env) appendP50s(ctx context.Context) (small, big, floor time.Duration, 
 	}
 	// After the turns, not between them: each connection's commits empty
 	// the other's page cache, which would slow both.
-	for turn := range e.size.AppendTurns {
-		if floorTurn == nil {
-			break
-		}
-		t0 := time.Now()
-		if err := floorTurn(turn); err != nil {
-			return 0, 0, 0, fmt.Errorf("raw floor: %w", err)
-		}
-		ds[len(sizes)] = append(ds[len(sizes)], time.Since(t0))
-	}
 	if floorTurn != nil {
-		floor = percentile(ds[len(sizes)], 0.5)
+		floors := make([]time.Duration, 0, e.size.AppendTurns)
+		for turn := range e.size.AppendTurns {
+			t0 := time.Now()
+			if err := floorTurn(turn); err != nil {
+				return 0, 0, 0, fmt.Errorf("raw floor: %w", err)
+			}
+			floors = append(floors, time.Since(t0))
+		}
+		floor = percentile(floors, 0.5)
 	}
 	return percentile(ds[0], 0.5), percentile(ds[1], 0.5), floor, nil
 }

@@ -134,17 +134,26 @@ func (e *env) rawFloor(ctx context.Context, reply *models.Message) (float64, err
 	return float64((cpu1 - cpu0).Microseconds()) / float64(turns), nil
 }
 
+// rawInsertMessage inserts a message of a raw turn, its seq given.
+const rawInsertMessage = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+// rawExchange inserts an exchange of the bench user's for raw turns and
+// gives its id.
+func (e *env) rawExchange(ctx context.Context, title string) (int64, error) {
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	res, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', ?, 'router', 0, ?, ?)`, e.userID, title, at, at)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // floorTurns makes an exchange of its own for raw floor turns and returns
 // a function that runs its turn'th (rawFloorTurn), on one connection kept
 // for them as the group commit keeps one, and the function that lets it go.
 func (e *env) floorTurns(ctx context.Context, reply *models.Message) (run func(turn int) error, done func(), err error) {
 	respJSON, _ := json.Marshal(reply.AgentResponse)
-	at := time.Now().UTC().Truncate(time.Microsecond)
-	res, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'floor', 'router', 0, ?, ?)`, e.userID, at, at)
-	if err != nil {
-		return nil, nil, err
-	}
-	id, err := res.LastInsertId()
+	id, err := e.rawExchange(ctx, "floor")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +171,6 @@ func (e *env) floorTurns(ctx context.Context, reply *models.Message) (run func(t
 // durable commits, the lease that lets another process recover it, the
 // usage row) and read (its context), and no more.
 func rawFloorTurn(ctx context.Context, conn *sql.Conn, exchangeID, seq int64, query string, reply *models.Message, respJSON string) error {
-	const ins = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -173,7 +181,7 @@ func rawFloorTurn(ctx context.Context, conn *sql.Conn, exchangeID, seq int64, qu
 		turn_attempts = 1, turn_count = turn_count + 1, updated_at = ? WHERE id = ?`, now, now, exchangeID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq, "user", query, nil, nil, now); err != nil {
+	if _, err := tx.ExecContext(ctx, rawInsertMessage, exchangeID, seq, "user", query, nil, nil, now); err != nil {
 		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id, seq, role, content, tool FROM messages
@@ -201,7 +209,7 @@ func rawFloorTurn(ctx context.Context, conn *sql.Conn, exchangeID, seq int64, qu
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
+	if _, err := tx.ExecContext(ctx, rawInsertMessage, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE exchanges SET turn_status = 'idle', turn_owner = NULL, turn_heartbeat_at = NULL,
@@ -264,14 +272,10 @@ func (e *env) apiThroughput(ctx context.Context) (float64, *models.Message, erro
 func (e *env) rawThroughput(ctx context.Context, reply *models.Message, writers int) (float64, error) {
 	per := max(e.size.Turns/writers, 1)
 	respJSON, _ := json.Marshal(reply.AgentResponse)
-	at := time.Now().UTC().Truncate(time.Microsecond)
 	ids := make([]int64, writers)
 	for i := range ids {
-		r, err := e.raw.ExecContext(ctx, `INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at) VALUES (?, 'general', 'raw', 'router', 0, ?, ?)`, e.userID, at, at)
-		if err != nil {
-			return 0, err
-		}
-		if ids[i], err = r.LastInsertId(); err != nil {
+		var err error
+		if ids[i], err = e.rawExchange(ctx, "raw"); err != nil {
 			return 0, err
 		}
 	}
@@ -291,11 +295,10 @@ func (e *env) rawTurn(ctx context.Context, exchangeID, seq int64, query string, 
 	}
 	defer tx.Rollback()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	const ins = `INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq, "user", query, nil, nil, now); err != nil {
+	if _, err := tx.ExecContext(ctx, rawInsertMessage, exchangeID, seq, "user", query, nil, nil, now); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, ins, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
+	if _, err := tx.ExecContext(ctx, rawInsertMessage, exchangeID, seq+1, "assistant", reply.Content, reply.AgentType, respJSON, now); err != nil {
 		return err
 	}
 	return tx.Commit()
