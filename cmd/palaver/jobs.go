@@ -25,7 +25,7 @@ func retainPeriodically(ctx context.Context, store retainer, every time.Duration
 		run, err := store.RunRetention(ctx, models.RetentionRequest{Source: models.RetentionScheduled, Now: time.Now()})
 		switch {
 		case errors.Is(err, models.ErrRetentionOff):
-		case ctx.Err() != nil:
+		case err != nil && ctx.Err() != nil: // stopped, not failed
 			return
 		case err != nil:
 			log.Error("retention run failed", "err", err)
