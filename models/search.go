@@ -162,7 +162,13 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 	if s.dialect == "postgres" {
 		rows, err = s.searchPostgres(db, userID, q)
 	} else {
-		rows, err = s.searchSQLite(db, userID, q)
+		var chats []int64
+		if chats, err = s.SearchChats(ctx, userID, q); err == nil && chats != nil && len(chats) == 0 {
+			return []SearchHit{}, nil // no chat it could find anything in
+		}
+		if err == nil {
+			rows, err = s.searchSQLite(db, userID, q, chats)
+		}
 	}
 	if err != nil {
 		return nil, wrap("search", err)
@@ -235,45 +241,120 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 		[]any{c.Rank, c.Rank, at, at, c.Kind, c.Kind, c.ID}
 }
 
+// searchChatsMax and searchChatsTurns bound the chats a search on SQLite
+// names to the full-text index (SearchChats). Naming them, the index
+// lists their matches alone, where the join drops every other chat's at
+// about 5 us a match; but bm25 counts each named chat's rows for its
+// weights, and the query grows with the list. Within these bounds naming
+// costs a few milliseconds at most (a project of 100 chats and 1,000
+// messages: 2-3 ms for a word in none of them, on the bench's database).
+const (
+	searchChatsMax   = 500
+	searchChatsTurns = 10_000
+)
+
+// SearchChats lists the chats a search by the user for q can find, for
+// SQLite's statement to name them to the full-text index
+// (SQLiteSearchSQL), or returns nil when naming them would not pay: more
+// than searchChatsMax chats, or more than searchChatsTurns turns between
+// them. An empty list says nothing can be found.
+func (s *Store) SearchChats(ctx context.Context, userID int64, q SearchQuery) ([]int64, error) {
+	db := s.db.WithContext(ctx)
+	// Counted in the index alone first: a person with many chats pays for
+	// a few hundred index entries, not a row read for each.
+	stmt, args := searchChatsCountSQL(userID, q)
+	var n int64
+	if err := db.Raw(stmt, args...).Scan(&n).Error; err != nil || n > searchChatsMax {
+		return nil, wrap("search chats", err)
+	}
+	stmt, args = searchChatsSQL(userID, q)
+	var chats []struct{ ID, TurnCount int64 }
+	if err := db.Raw(stmt, args...).Scan(&chats).Error; err != nil || len(chats) > searchChatsMax {
+		return nil, wrap("search chats", err)
+	}
+	ids, turns := make([]int64, len(chats)), int64(0)
+	for i, c := range chats {
+		if turns += c.TurnCount; turns > searchChatsTurns {
+			return nil, nil
+		}
+		ids[i] = c.ID
+	}
+	return ids, nil
+}
+
+// searchChatsIndex is the index SearchChats reads, with the condition on
+// its first column. INDEXED BY: with statistics taken while one person
+// held nearly every chat, SQLite scanned the whole table for another
+// person's twenty (30 ms on the bench's database).
+func searchChatsIndex(userID int64, q SearchQuery) (index, key string, arg int64) {
+	if q.ProjectID != nil {
+		return "exchanges_project", "e.project_id = ?", *q.ProjectID
+	}
+	return "exchanges_user_scope_activity", "e.user_id = ?", userID
+}
+
+// searchChatsCountSQL counts up to searchChatsMax + 1 chats of the person
+// (or the project) in its index alone: at least as many as the search can
+// find.
+func searchChatsCountSQL(userID int64, q SearchQuery) (string, []any) {
+	index, key, arg := searchChatsIndex(userID, q)
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM exchanges e INDEXED BY ` + index + ` WHERE ` + key + ` LIMIT ?)`,
+		[]any{arg, searchChatsMax + 1}
+}
+
+// searchChatsSQL lists up to searchChatsMax + 1 chats the search can
+// find, and their turns.
+func searchChatsSQL(userID int64, q SearchQuery) (string, []any) {
+	index, _, _ := searchChatsIndex(userID, q)
+	filter, args := searchFilters(userID, q)
+	return `SELECT e.id, e.turn_count FROM exchanges e INDEXED BY ` + index + ` WHERE ` + filter + ` LIMIT ?`,
+		append(args, searchChatsMax+1)
+}
+
 // searchSQLite ranks with FTS5's bm25 (lower is better).
-func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
-	sql, args := SQLiteSearchSQL(userID, q)
+func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery, chats []int64) ([]searchRow, error) {
+	sql, args := SQLiteSearchSQL(userID, q, chats)
 	var rows []searchRow
 	return rows, db.Raw(sql, args...).Scan(&rows).Error
 }
 
 // SQLiteSearchSQL is the statement Search runs on SQLite for one batch of
-// the user's hits, and its arguments (for database/sql as they are):
+// the user's hits, within chats when they are named (SearchChats; nil for
+// any), and its arguments (for database/sql as they are):
 // palaver bench times it bare beside the store's whole search. LIMIT ?+0:
 // SQLite prepares a statement with a bare bound LIMIT again on every run.
 // CROSS JOIN keeps the full-text match first: scoped to a project, SQLite
 // otherwise led with the project's chats (exchanges_project) and ran the
 // whole MATCH again for each of them (0.5-0.7 s for a common word in the
-// bench's search_p50_ms_project).
-func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
-	match := ftsQuery(q.Terms)
+// bench's search_p50_ms_project). NOT INDEXED keeps each hit's exchange a
+// lookup by its id: with statistics taken before chats moved into
+// projects (as in the bench), SQLite read it through exchanges_project,
+// walking the project's chats for each hit.
+func SQLiteSearchSQL(userID int64, q SearchQuery, chats []int64) (string, []any) {
+	scope := ftsChats(chats)
+	match, reasoning, titles := ftsIn("content", q.Terms)+scope, ftsIn("reasoning", q.Terms)+scope, ftsIn("title", q.Terms)+scope
 	filter, fargs := searchFilters(userID, q)
 	keyset, kargs := searchKeyset(q.Before)
 	sql := `SELECT * FROM (
 		SELECT m.id AS id, 0 AS kind, m.exchange_id AS exchange_id, m.seq AS seq, m.role AS role, m.created_at AS at,
-			bm25(messages_fts) AS rank, e.title AS title, e.scope AS scope, e.page_id AS page_id
-		FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid CROSS JOIN exchanges e ON e.id = m.exchange_id
+			bm25(messages_fts, 1, 0) AS rank, e.title AS title, e.scope AS scope, e.page_id AS page_id
+		FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid CROSS JOIN exchanges e NOT INDEXED ON e.id = m.exchange_id
 		WHERE messages_fts MATCH ? AND ` + filter + `
 		UNION ALL
-		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts), e.title, e.scope, e.page_id
-		FROM exchanges_fts CROSS JOIN exchanges e ON e.id = exchanges_fts.rowid
+		SELECT e.id, 1, e.id, NULL, 'title', e.updated_at, bm25(exchanges_fts, 1, 0), e.title, e.scope, e.page_id
+		FROM exchanges_fts CROSS JOIN exchanges e NOT INDEXED ON e.id = exchanges_fts.rowid
 		WHERE exchanges_fts MATCH ? AND ` + filter
 	args := append([]any{match}, fargs...)
-	args = append(append(args, match), fargs...)
+	args = append(append(args, titles), fargs...)
 	if q.Reasoning {
 		// A reply whose text matches is found by its text already.
 		sql += `
 		UNION ALL
-		SELECT m.id, 2, m.exchange_id, m.seq, m.role, m.created_at, bm25(messages_reasoning_fts), e.title, e.scope, e.page_id
-		FROM messages_reasoning_fts CROSS JOIN messages m ON m.id = messages_reasoning_fts.rowid CROSS JOIN exchanges e ON e.id = m.exchange_id
+		SELECT m.id, 2, m.exchange_id, m.seq, m.role, m.created_at, bm25(messages_reasoning_fts, 1, 0), e.title, e.scope, e.page_id
+		FROM messages_reasoning_fts CROSS JOIN messages m ON m.id = messages_reasoning_fts.rowid CROSS JOIN exchanges e NOT INDEXED ON e.id = m.exchange_id
 		WHERE messages_reasoning_fts MATCH ? AND ` + filter + `
 			AND m.id NOT IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`
-		args = append(append(append(args, match), fargs...), match)
+		args = append(append(append(args, reasoning), fargs...), match)
 	}
 	sql += `
 	) WHERE ` + keyset + ` ORDER BY rank, at DESC, kind, id DESC LIMIT ?+0`
@@ -285,6 +366,7 @@ func SQLiteSearchSQL(userID int64, q SearchQuery) (string, []any) {
 // reasoning.
 func sqliteReasoningSnippetSQL(terms []SearchTerm, ids []int64) (string, []any) {
 	sql, args := SQLiteSnippetSQL(terms, false, ids)
+	args[0] = ftsIn("reasoning", terms)
 	return strings.ReplaceAll(sql, "messages_fts", "messages_reasoning_fts"), args
 }
 
@@ -294,12 +376,14 @@ func sqliteReasoningSnippetSQL(terms []SearchTerm, ids []int64) (string, []any) 
 func SQLiteSnippetSQL(terms []SearchTerm, titles bool, ids []int64) (string, []any) {
 	sql := `SELECT rowid AS id, snippet(messages_fts, 0, char(1), char(2), '…', 24) AS snippet
 		FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN (`
+	match := ftsIn("content", terms)
 	if titles {
 		sql = `SELECT rowid AS id, highlight(exchanges_fts, 0, char(1), char(2)) AS snippet
 		FROM exchanges_fts WHERE exchanges_fts MATCH ? AND rowid IN (`
+		match = ftsIn("title", terms)
 	}
 	args := make([]any, 0, len(ids)+1)
-	args = append(args, ftsQuery(terms))
+	args = append(args, match)
 	for i, id := range ids {
 		if i > 0 {
 			sql += ", "

@@ -173,15 +173,16 @@ func indexSearch(tx *gorm.DB, chunk int64) (w, top int64, err error) {
 		return w, top, err
 	}
 	hi := min(top, w+chunk)
-	err = tx.Exec(`INSERT INTO messages_fts (rowid, content)
-		SELECT id, content FROM messages
+	// Each with its chat's token (migration 00032).
+	err = tx.Exec(`INSERT INTO messages_fts (rowid, content, chat)
+		SELECT id, content, 'c' || exchange_id FROM messages
 		WHERE id > ? AND id <= ? AND copy_of IS NULL AND role IN ('user', 'assistant', 'tool_result')`, w, hi).Error
 	if err != nil {
 		return w, top, err
 	}
 	// Reasoning's own index (migration 00030), filled by the same batch.
-	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning)
-		SELECT id, json_extract(agent_response, '$.reasoning') FROM messages
+	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning, chat)
+		SELECT id, json_extract(agent_response, '$.reasoning'), 'c' || exchange_id FROM messages
 		WHERE id > ? AND id <= ? AND copy_of IS NULL AND role = 'assistant'
 			AND COALESCE(json_extract(agent_response, '$.reasoning'), '') <> ''`, w, hi).Error
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,11 +34,14 @@ func watermark(t *testing.T, s *Store) (w, top int64) {
 	return w, top
 }
 
-// indexIntact runs FTS5's integrity-check against the index's content.
+// indexIntact runs FTS5's integrity-check of each full-text index against
+// its content: the messages', their reasoning's and the titles'.
 func indexIntact(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.db.Exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").Error; err != nil {
-		t.Fatalf("full-text index: %v", err)
+	for _, index := range []string{"messages_fts", "messages_reasoning_fts", "exchanges_fts"} {
+		if err := s.db.Exec("INSERT INTO " + index + " (" + index + ", rank) VALUES ('integrity-check', 1)").Error; err != nil {
+			t.Fatalf("full-text index %s: %v", index, err)
+		}
 	}
 }
 
@@ -432,4 +437,176 @@ func TestSearchIndexUnderConcurrentWrites(t *testing.T) {
 		}
 	}
 	indexIntact(t, s)
+}
+
+// TestSearchIndexFollowsProjects: each indexed message and title carries
+// its chat (migration 00032), and a search in a project names the
+// project's chats to the index, which lists their rows alone. A chat that
+// moves between projects, leaves one (also when the project is deleted
+// under it) or is deleted is found where it is, whichever side of the
+// watermark its messages are on, and the index stays equal to its content
+// throughout.
+func TestSearchIndexFollowsProjects(t *testing.T) {
+	ctx := context.Background()
+	s := newSQLite(t, Options{})
+	quietIndexer(s)
+	mustUser(t, s, "root") // the first account is the administrator, who stays
+	ann := mustUser(t, s, "ann")
+	project := func(name string) *int64 {
+		p, err := s.CreateProject(ctx, ann.ID, ProjectInput{Name: &name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &p.ID
+	}
+	birds, seas := project("Birds"), project("Seas")
+	in := func(p *int64) func(*SearchQuery) { return func(q *SearchQuery) { q.ProjectID = p } }
+	// found lists what a search in p finds, and checks that the index
+	// itself listed no other rows: the statement's MATCH, run alone, finds
+	// exactly the messages of p's chats holding the word.
+	found := func(word string, p *int64) []string {
+		t.Helper()
+		hits := hitRoles(search(t, s, ann.ID, word, in(p)))
+		q := SearchQuery{Terms: ParseSearch(word), ProjectID: p, Limit: 50}
+		chats, err := s.SearchChats(ctx, ann.ID, q)
+		if err != nil || chats == nil {
+			t.Fatalf("the chats of project %d: %v, %v", *p, chats, err)
+		}
+		var listed int64
+		if len(chats) > 0 {
+			_, args := SQLiteSearchSQL(ann.ID, q, chats)
+			if err := s.db.Raw("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", args[0]).Scan(&listed).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		var messages int64
+		for _, h := range hits {
+			if !strings.HasPrefix(h, RoleTitle+":") {
+				messages++
+			}
+		}
+		if listed != messages {
+			t.Fatalf("search %q in project %d: the index listed %d rows for %d hits on messages", word, *p, listed, messages)
+		}
+		return hits
+	}
+
+	inBirds, q1, a1 := mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: birds, Query: "pelicans on the pier"}, "pelicans fish")
+	_, elsewhere, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "pelicans without a project"}, "fine")
+	want := []string{"assistant:" + fmt.Sprint(a1.ID), RoleTitle + ":" + fmt.Sprint(inBirds.ID), "user:" + fmt.Sprint(q1.ID)}
+	if got := found("pelicans", birds); !slices.Equal(got, want) {
+		t.Fatalf("in Birds: %v, want %v", got, want)
+	}
+	// One more message, left waiting for its batch when the chat moves.
+	ex2, q2, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, ExchangeID: inBirds.ID, Query: "pelicans at dusk"}, "ok")
+	if ex2.ID != inBirds.ID {
+		t.Fatalf("the turn went to exchange %d, not %d", ex2.ID, inBirds.ID)
+	}
+	waiting(t, s, q2.ID)
+	if _, err := s.MoveToProject(ctx, ann.ID, inBirds.ID, seas); err != nil {
+		t.Fatal(err)
+	}
+	indexIntact(t, s)
+	if got := found("pelicans", birds); len(got) != 0 {
+		t.Fatalf("moved out of Birds, still found there: %v", got)
+	}
+	if got := found("pelicans", seas); len(got) != 4 || !slices.Contains(got, "user:"+fmt.Sprint(q2.ID)) {
+		t.Fatalf("moved into Seas, found there: %v", got)
+	}
+	if got := hitMessages(t, s, ann.ID, "pelicans"); len(got) != 4 || !slices.Contains(got, elsewhere.ID) {
+		t.Fatalf("search everywhere found %v", got)
+	}
+	// The title moves with the chat.
+	title := RoleTitle + ":" + fmt.Sprint(inBirds.ID)
+	if got := found("pier", seas); !slices.Contains(got, title) {
+		t.Fatalf("the title is not found in Seas: %v", got)
+	}
+	if got := found("pier", birds); len(got) != 0 {
+		t.Fatalf("the title is still found in Birds: %v", got)
+	}
+
+	// Out of a project, and a project deleted under its chats by the
+	// database's ON DELETE SET NULL.
+	if _, err := s.MoveToProject(ctx, ann.ID, inBirds.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	indexIntact(t, s)
+	if got := found("pelicans", seas); len(got) != 0 {
+		t.Fatalf("out of Seas, still found there: %v", got)
+	}
+	if _, err := s.MoveToProject(ctx, ann.ID, inBirds.ID, birds); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Exec("DELETE FROM projects WHERE id = ?", *birds).Error; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "exchanges", "id = ? AND project_id IS NULL", inBirds.ID); n != 1 {
+		t.Fatal("the chat did not leave the deleted project")
+	}
+	indexIntact(t, s)
+	if got := found("pelicans", birds); len(got) != 0 {
+		t.Fatalf("the deleted project still finds: %v", got)
+	}
+
+	// A chat in a project deleted with messages indexed and waiting, then
+	// an account with chats in projects.
+	sea, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: seas, Query: "waves at the pier"}, "waves")
+	found("waves", seas)
+	_, q3, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, ExchangeID: sea.ID, Query: "more waves"}, "ok")
+	waiting(t, s, q3.ID)
+	if _, err := s.DeleteExchange(ctx, ann.ID, sea.ID); err != nil {
+		t.Fatal(err)
+	}
+	indexIntact(t, s)
+	if n := count(t, s, "messages_fts", "messages_fts MATCH 'waves'"); n != 0 {
+		t.Fatalf("the deleted chat left %d rows in the index", n)
+	}
+	mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: seas, Query: "gulls over the pier"}, "gulls")
+	found("gulls", seas)
+	if _, err := s.DeleteOwnAccount(ctx, ann.ID); err != nil {
+		t.Fatal(err)
+	}
+	indexIntact(t, s)
+	if n := count(t, s, "messages_fts", "messages_fts MATCH 'pelicans OR gulls OR pier'"); n != 0 {
+		t.Fatalf("the deleted account left %d rows in the index", n)
+	}
+}
+
+// TestSearchChatsBounds: a search names its chats to the index while they
+// are few (SearchChats), and finds the same whether it names them or not.
+func TestSearchChatsBounds(t *testing.T) {
+	ctx := context.Background()
+	s := newSQLite(t, Options{})
+	ann := mustUser(t, s, "ann")
+	q := SearchQuery{Terms: ParseSearch("pelicans"), Limit: 50}
+	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats == nil || len(chats) != 0 {
+		t.Fatalf("no chats: %v, %v; want an empty list", chats, err)
+	}
+	ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "pelicans"}, "yes")
+	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || !slices.Equal(chats, []int64{ex.ID}) {
+		t.Fatalf("one chat: %v, %v", chats, err)
+	}
+	// Too many turns between them, then too many chats.
+	if err := s.db.Exec("UPDATE exchanges SET turn_count = ? WHERE id = ?", searchChatsTurns+1, ex.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats != nil {
+		t.Fatalf("%d turns: %v, %v; want nil", searchChatsTurns+1, chats, err)
+	}
+	if err := s.db.Exec("UPDATE exchanges SET turn_count = 1 WHERE id = ?", ex.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	err := s.db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO exchanges (uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		SELECT 'x-' || i, ?, 'general', 'chat ' || i, 'router', 0, datetime('now'), datetime('now') FROM n`,
+		searchChatsMax, ann.ID).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats != nil {
+		t.Fatalf("%d chats: %d named, %v; want nil", searchChatsMax+1, len(chats), err)
+	}
+	if got := hitRoles(search(t, s, ann.ID, "pelicans")); len(got) != 2 {
+		t.Fatalf("without the chats named, found %v", got)
+	}
 }

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -118,6 +119,34 @@ func ftsQuery(terms []SearchTerm) string {
 			b.WriteString(" *")
 		}
 	}
+	return b.String()
+}
+
+// ftsIn is the FTS5 query for terms in one column of a message index:
+// content, or reasoning (migration 00032: the other column is the scope).
+func ftsIn(column string, terms []SearchTerm) string {
+	return column + " : (" + ftsQuery(terms) + ")"
+}
+
+// ftsChats is what an FTS5 query over an index adds to stay in the chats
+// (migration 00032: each row's chat column holds its exchange as c<id>),
+// so that the index merges the terms' lists with those chats' instead of
+// listing every chat's matches for the join to drop; "" for nil (any
+// chat). It is only ever a list of numbers: nothing typed reaches it.
+func ftsChats(chats []int64) string {
+	if chats == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" AND chat : (")
+	for i, id := range chats {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteByte('c')
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(')')
 	return b.String()
 }
 

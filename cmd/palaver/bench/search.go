@@ -177,11 +177,16 @@ func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Dur
 }
 
 // bareSearch runs the statements models.Store.Search runs on SQLite for
-// the API's first batch (models.SQLiteSearchSQL, then the snippets of its
-// message and title hits) through database/sql, and counts the hits.
+// the API's first batch (the chats it names to the index, models.
+// SQLiteSearchSQL, then the snippets of its message and title hits)
+// through database/sql, and counts the hits.
 func (e *env) bareSearch(ctx context.Context, q string) (int, error) {
 	query := models.SearchQuery{Terms: models.ParseSearch(q), Limit: 20}
-	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query)
+	chats, err := e.store.SearchChats(ctx, e.histUser.id, query)
+	if err != nil {
+		return 0, err
+	}
+	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query, chats)
 	rows, err := e.raw.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
