@@ -431,12 +431,14 @@ func (s *Store) AdminVacuum(ctx context.Context) (VacuumResult, error) {
 		_, err = conn.ExecContext(ctx, "VACUUM (ANALYZE)")
 	} else {
 		// The full-text indexes first, with every message in them: merged
-		// into one segment, each is smaller and faster to search.
+		// into one segment, each is smaller and faster to search (a term is
+		// looked up once, not once a segment: search.go, searchChatsMax).
 		if err = s.CatchUpSearch(ctx); err != nil {
 			return r, wrap("admin vacuum", err)
 		}
 		for _, q := range []string{"INSERT INTO messages_fts (messages_fts) VALUES ('optimize')",
-			"INSERT INTO messages_reasoning_fts (messages_reasoning_fts) VALUES ('optimize')", "VACUUM"} {
+			"INSERT INTO messages_reasoning_fts (messages_reasoning_fts) VALUES ('optimize')",
+			"INSERT INTO exchanges_fts (exchanges_fts) VALUES ('optimize')", "VACUUM"} {
 			if _, err = conn.ExecContext(ctx, q); err != nil {
 				break
 			}

@@ -242,14 +242,17 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 }
 
 // searchChatsMax and searchChatsTurns bound the chats a search on SQLite
-// names to the full-text index (SearchChats). Naming them, the index
-// lists their matches alone, where the join drops every other chat's at
-// about 5 us a match; but bm25 counts each named chat's rows for its
-// weights, and the query grows with the list. Within these bounds naming
-// costs a few milliseconds at most (a project of 100 chats and 1,000
-// messages: 2-3 ms for a word in none of them, on the bench's database).
+// names to the full-text index (SearchChats). Named, the index lists
+// their matches alone, where the join drops every other chat's at about
+// 5 us a match; but each name is one more term for the index to look up
+// in each of its segments (about 35 us a name on the bench's unmerged
+// index of a million messages, 3-5 us once merged into one segment by
+// AdminVacuum), bm25 counts each named chat's rows for its weights, and
+// the query grows with the list. A project of 100 chats: its search's SQL
+// takes 15-35 ms for a common word on that index (0.3-0.5 s unnamed),
+// 4-9 ms once merged; a word in none of them, 10 ms and 2 ms.
 const (
-	searchChatsMax   = 500
+	searchChatsMax   = 200
 	searchChatsTurns = 10_000
 )
 
