@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// searchScopeVersion gives SQLite's full-text indexes each row's chat.
+// searchScopeVersion gives SQLite's full-text indexes each row's chat and
+// owner.
 const searchScopeVersion = 32
 
 // TestSearchScopeSQLite: up, the indexes are built again with each row's
-// chat, waiting messages still wait, and a chat's token finds its rows
-// alone, also once they were waiting, and after a delete. Down, the
+// chat and owner, waiting messages still wait, and a chat's (or a
+// person's) token finds its rows alone, also once they were waiting, and after a delete. Down, the
 // indexes of 00030 come back whole, and up again. FTS5's integrity-check
 // (rank 1: against each index's content) after each step.
 func TestSearchScopeSQLite(t *testing.T) {
@@ -45,8 +46,11 @@ func TestSearchScopeSQLite(t *testing.T) {
 	}
 	intact("up")
 	found("up", "messages_fts", "content : (pelican*)", "1001", "1002", "1006", "1011", "1012")
-	found("up", "messages_fts", "content : (pelican*) AND chat : (c1001 OR c1003)", "1001", "1002", "1006")
-	found("up", "exchanges_fts", "title : (pelican*) AND chat : (c1005)", "1005")
+	found("up", "messages_fts", "content : (pelican*) AND scope : (c1001 OR c1003)", "1001", "1002", "1006")
+	found("up", "exchanges_fts", "title : (pelican*) AND scope : (c1005)", "1005")
+	found("up", "messages_fts", "content : (pelican*) AND scope : u1001", "1001", "1002", "1006", "1011", "1012")
+	found("up", "messages_fts", "content : (pelican*) AND scope : u1002")
+	found("up", "exchanges_fts", "scope : u1002", "1004")
 	// A search's words are looked for in content alone (models' ftsIn):
 	// a person typing a chat's token does not find the chat by it.
 	found("up", "messages_fts", "content : (c1001)")
@@ -55,16 +59,16 @@ func TestSearchScopeSQLite(t *testing.T) {
 	if _, err := db.Exec("UPDATE messages_fts_state SET indexed_through = 1013"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`INSERT INTO messages_fts (rowid, content, chat) SELECT id, content, 'c' || exchange_id FROM messages WHERE id = 1013`); err != nil {
+	if _, err := db.Exec(`INSERT INTO messages_fts (rowid, content, scope) SELECT m.id, m.content, 'c' || m.exchange_id || ' u' || e.user_id FROM messages m JOIN exchanges e ON e.id = m.exchange_id WHERE m.id = 1013`); err != nil {
 		t.Fatal(err)
 	}
 	intact("indexed")
-	found("indexed", "messages_fts", "content : (pelican*) AND chat : c1001", "1001", "1002", "1013")
+	found("indexed", "messages_fts", "content : (pelican*) AND scope : c1001", "1001", "1002", "1013")
 	if _, err := db.Exec("DELETE FROM messages WHERE id IN (1002, 1013)"); err != nil {
 		t.Fatal(err)
 	}
 	intact("deletes")
-	found("deletes", "messages_fts", "content : (pelican*) AND chat : c1001", "1001")
+	found("deletes", "messages_fts", "content : (pelican*) AND scope : c1001", "1001")
 
 	if _, err := p.DownTo(ctx, searchScopeVersion-1); err != nil {
 		t.Fatalf("down: %v", err)

@@ -162,12 +162,12 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 	if s.dialect == "postgres" {
 		rows, err = s.searchPostgres(db, userID, q)
 	} else {
-		var chats []int64
-		if chats, err = s.SearchChats(ctx, userID, q); err == nil && chats != nil && len(chats) == 0 {
+		var scope IndexScope
+		if scope, err = s.SearchIndexScope(ctx, userID, q); err == nil && scope.Chats != nil && len(scope.Chats) == 0 {
 			return []SearchHit{}, nil // no chat it could find anything in
 		}
 		if err == nil {
-			rows, err = s.searchSQLite(db, userID, q, chats)
+			rows, err = s.searchSQLite(db, userID, q, scope)
 		}
 	}
 	if err != nil {
@@ -242,7 +242,7 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 }
 
 // searchChatsMax and searchChatsTurns bound the chats a search on SQLite
-// names to the full-text index (SearchChats). Named, the index lists
+// names to the full-text index (SearchIndexScope). Named, the index lists
 // their matches alone, where the join drops every other chat's at about
 // 5 us a match; but each name is one more term for the index to look up
 // in each of its segments (about 35 us a name on the bench's unmerged
@@ -251,21 +251,69 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 // the query grows with the list. A project of 100 chats: its search's SQL
 // takes 15-35 ms for a common word on that index (0.3-0.5 s unnamed),
 // 4-9 ms once merged; a word in none of them, 10 ms and 2 ms.
+//
+// Past them, the person is named instead when their indexed rows are at
+// most searchPersonRows: one term, whose rows bm25 counts (a person's
+// million rows cost 30 ms; 20,000 about half a millisecond). What was
+// found of a person is kept for searchPersonFor.
 const (
 	searchChatsMax   = 200
 	searchChatsTurns = 10_000
+	searchPersonRows = 20_000
+	searchPersonFor  = time.Minute
 )
 
-// SearchChats lists the chats a search by the user for q can find, for
-// SQLite's statement to name them to the full-text index
-// (SQLiteSearchSQL), or returns nil when naming them would not pay: more
-// than searchChatsMax chats, or more than searchChatsTurns turns between
-// them. An empty list says nothing can be found. On PostgreSQL, whose
-// search filters by the join alone, it returns nil.
-func (s *Store) SearchChats(ctx context.Context, userID int64, q SearchQuery) ([]int64, error) {
+// IndexScope is what a search on SQLite names to the full-text index:
+// the chats it can find (nil: not named; empty: there are none), or else
+// the person whose chats they are (0: not named).
+type IndexScope struct {
+	Chats  []int64
+	Person int64
+}
+
+// personRows is what SearchIndexScope found of a person's indexed rows.
+type personRows struct {
+	few bool
+	at  time.Time
+}
+
+// SearchIndexScope says what a search by the user for q names to SQLite's
+// full-text index (SQLiteSearchSQL): the chats it can find when they are
+// at most searchChatsMax holding at most searchChatsTurns turns, else the
+// person when their indexed rows are few, else nothing. On PostgreSQL,
+// whose search filters by the join alone, it names nothing.
+func (s *Store) SearchIndexScope(ctx context.Context, userID int64, q SearchQuery) (IndexScope, error) {
 	if s.dialect != "sqlite" {
-		return nil, nil
+		return IndexScope{}, nil
 	}
+	chats, err := s.searchChats(ctx, userID, q)
+	if err != nil || chats != nil {
+		return IndexScope{Chats: chats}, err
+	}
+	if v, ok := s.people.Load(userID); ok && time.Since(v.(personRows).at) < searchPersonFor {
+		if v.(personRows).few {
+			return IndexScope{Person: userID}, nil
+		}
+		return IndexScope{}, nil
+	}
+	var n int64
+	err = s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`,
+		"scope : u"+strconv.FormatInt(userID, 10), searchPersonRows+1).Scan(&n).Error
+	if err != nil {
+		return IndexScope{}, wrap("search scope", err)
+	}
+	few := n <= searchPersonRows
+	s.people.Store(userID, personRows{few: few, at: time.Now()})
+	if few {
+		return IndexScope{Person: userID}, nil
+	}
+	return IndexScope{}, nil
+}
+
+// searchChats lists the chats a search by the user for q can find, or
+// returns nil when naming them would not pay (searchChatsMax,
+// searchChatsTurns). An empty list says nothing can be found.
+func (s *Store) searchChats(ctx context.Context, userID int64, q SearchQuery) ([]int64, error) {
 	db := s.db.WithContext(ctx)
 	// Counted in the index alone first: a person with many chats pays for
 	// a few hundred index entries, not a row read for each.
@@ -289,7 +337,7 @@ func (s *Store) SearchChats(ctx context.Context, userID int64, q SearchQuery) ([
 	return ids, nil
 }
 
-// searchChatsIndex is the index SearchChats reads, with the condition on
+// searchChatsIndex is the index searchChats reads, with the condition on
 // its first column. INDEXED BY: with statistics taken while one person
 // held nearly every chat, SQLite scanned the whole table for another
 // person's twenty (30 ms on the bench's database).
@@ -319,15 +367,15 @@ func searchChatsSQL(userID int64, q SearchQuery) (string, []any) {
 }
 
 // searchSQLite ranks with FTS5's bm25 (lower is better).
-func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery, chats []int64) ([]searchRow, error) {
-	sql, args := SQLiteSearchSQL(userID, q, chats)
+func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery, scope IndexScope) ([]searchRow, error) {
+	sql, args := SQLiteSearchSQL(userID, q, scope)
 	var rows []searchRow
 	return rows, db.Raw(sql, args...).Scan(&rows).Error
 }
 
 // SQLiteSearchSQL is the statement Search runs on SQLite for one batch of
-// the user's hits, within chats when they are named (SearchChats; nil for
-// any), and its arguments (for database/sql as they are):
+// the user's hits, within what it names to the index (SearchIndexScope),
+// and its arguments (for database/sql as they are):
 // palaver bench times it bare beside the store's whole search. LIMIT ?+0:
 // SQLite prepares a statement with a bare bound LIMIT again on every run.
 // CROSS JOIN keeps the full-text match first: scoped to a project, SQLite
@@ -337,9 +385,9 @@ func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery, chats []i
 // lookup by its id: with statistics taken before chats moved into
 // projects (as in the bench), SQLite read it through exchanges_project,
 // walking the project's chats for each hit.
-func SQLiteSearchSQL(userID int64, q SearchQuery, chats []int64) (string, []any) {
-	scope := ftsChats(chats)
-	match, reasoning, titles := ftsIn("content", q.Terms)+scope, ftsIn("reasoning", q.Terms)+scope, ftsIn("title", q.Terms)+scope
+func SQLiteSearchSQL(userID int64, q SearchQuery, scope IndexScope) (string, []any) {
+	in := ftsScope(scope)
+	match, reasoning, titles := ftsIn("content", q.Terms)+in, ftsIn("reasoning", q.Terms)+in, ftsIn("title", q.Terms)+in
 	filter, fargs := searchFilters(userID, q)
 	keyset, kargs := searchKeyset(q.Before)
 	sql := `SELECT * FROM (

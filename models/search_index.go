@@ -173,18 +173,19 @@ func indexSearch(tx *gorm.DB, chunk int64) (w, top int64, err error) {
 		return w, top, err
 	}
 	hi := min(top, w+chunk)
-	// Each with its chat's token (migration 00032).
-	err = tx.Exec(`INSERT INTO messages_fts (rowid, content, chat)
-		SELECT id, content, 'c' || exchange_id FROM messages
-		WHERE id > ? AND id <= ? AND copy_of IS NULL AND role IN ('user', 'assistant', 'tool_result')`, w, hi).Error
+	// Each with its chat's and its owner's tokens (migration 00032).
+	err = tx.Exec(`INSERT INTO messages_fts (rowid, content, scope)
+		SELECT m.id, m.content, 'c' || m.exchange_id || ' u' || e.user_id FROM messages m JOIN exchanges e ON e.id = m.exchange_id
+		WHERE m.id > ? AND m.id <= ? AND m.copy_of IS NULL AND m.role IN ('user', 'assistant', 'tool_result')`, w, hi).Error
 	if err != nil {
 		return w, top, err
 	}
 	// Reasoning's own index (migration 00030), filled by the same batch.
-	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning, chat)
-		SELECT id, json_extract(agent_response, '$.reasoning'), 'c' || exchange_id FROM messages
-		WHERE id > ? AND id <= ? AND copy_of IS NULL AND role = 'assistant'
-			AND COALESCE(json_extract(agent_response, '$.reasoning'), '') <> ''`, w, hi).Error
+	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning, scope)
+		SELECT m.id, json_extract(m.agent_response, '$.reasoning'), 'c' || m.exchange_id || ' u' || e.user_id
+		FROM messages m JOIN exchanges e ON e.id = m.exchange_id
+		WHERE m.id > ? AND m.id <= ? AND m.copy_of IS NULL AND m.role = 'assistant'
+			AND COALESCE(json_extract(m.agent_response, '$.reasoning'), '') <> ''`, w, hi).Error
 	if err != nil {
 		return w, top, err
 	}

@@ -468,13 +468,13 @@ func TestSearchIndexFollowsProjects(t *testing.T) {
 		t.Helper()
 		hits := hitRoles(search(t, s, ann.ID, word, in(p)))
 		q := SearchQuery{Terms: ParseSearch(word), ProjectID: p, Limit: 50}
-		chats, err := s.SearchChats(ctx, ann.ID, q)
-		if err != nil || chats == nil {
-			t.Fatalf("the chats of project %d: %v, %v", *p, chats, err)
+		scope, err := s.SearchIndexScope(ctx, ann.ID, q)
+		if err != nil || scope.Chats == nil {
+			t.Fatalf("the chats of project %d: %v, %v", *p, scope, err)
 		}
 		var listed int64
-		if len(chats) > 0 {
-			_, args := SQLiteSearchSQL(ann.ID, q, chats)
+		if len(scope.Chats) > 0 {
+			_, args := SQLiteSearchSQL(ann.ID, q, scope)
 			if err := s.db.Raw("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", args[0]).Scan(&listed).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -573,24 +573,24 @@ func TestSearchIndexFollowsProjects(t *testing.T) {
 }
 
 // TestSearchChatsBounds: a search names its chats to the index while they
-// are few (SearchChats), and finds the same whether it names them or not.
+// are few (searchChats), and finds the same whether it names them or not.
 func TestSearchChatsBounds(t *testing.T) {
 	ctx := context.Background()
 	s := newSQLite(t, Options{})
 	ann := mustUser(t, s, "ann")
 	q := SearchQuery{Terms: ParseSearch("pelicans"), Limit: 50}
-	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats == nil || len(chats) != 0 {
+	if chats, err := s.searchChats(ctx, ann.ID, q); err != nil || chats == nil || len(chats) != 0 {
 		t.Fatalf("no chats: %v, %v; want an empty list", chats, err)
 	}
 	ex, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "pelicans"}, "yes")
-	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || !slices.Equal(chats, []int64{ex.ID}) {
+	if chats, err := s.searchChats(ctx, ann.ID, q); err != nil || !slices.Equal(chats, []int64{ex.ID}) {
 		t.Fatalf("one chat: %v, %v", chats, err)
 	}
 	// Too many turns between them, then too many chats.
 	if err := s.db.Exec("UPDATE exchanges SET turn_count = ? WHERE id = ?", searchChatsTurns+1, ex.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats != nil {
+	if chats, err := s.searchChats(ctx, ann.ID, q); err != nil || chats != nil {
 		t.Fatalf("%d turns: %v, %v; want nil", searchChatsTurns+1, chats, err)
 	}
 	if err := s.db.Exec("UPDATE exchanges SET turn_count = 1 WHERE id = ?", ex.ID).Error; err != nil {
@@ -603,10 +603,65 @@ func TestSearchChatsBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if chats, err := s.SearchChats(ctx, ann.ID, q); err != nil || chats != nil {
+	if chats, err := s.searchChats(ctx, ann.ID, q); err != nil || chats != nil {
 		t.Fatalf("%d chats: %d named, %v; want nil", searchChatsMax+1, len(chats), err)
 	}
 	if got := hitRoles(search(t, s, ann.ID, "pelicans")); len(got) != 2 {
 		t.Fatalf("without the chats named, found %v", got)
+	}
+}
+
+// TestSearchNamesAPersonWithFewRows: past searchChatsMax chats, a search
+// names its person to the index while their indexed rows are at most
+// searchPersonRows (the index then lists their matches alone, not another
+// person's), and nothing past that; it finds the same either way.
+func TestSearchNamesAPersonWithFewRows(t *testing.T) {
+	ctx := context.Background()
+	s := newSQLite(t, Options{})
+	ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+	mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "zebras at the waterhole"}, "zebras drink")
+	mustTurn(t, s, TurnStart{UserID: bob.ID, Query: "zebras of bob"}, "zebras")
+	chats := func(userID int64, n int, messages int) {
+		t.Helper()
+		err := s.db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO exchanges (uid, user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+			SELECT 'x-' || ? || '-' || i, ?, 'general', 'chat ' || i, 'router', 0, datetime('now'), datetime('now') FROM n`,
+			n, userID, userID).Error
+		if err == nil && messages > 0 {
+			err = s.db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+				INSERT INTO messages (uid, exchange_id, seq, role, content, created_at)
+				SELECT 'm-' || ? || '-' || i, (SELECT MAX(id) FROM exchanges WHERE user_id = ?), i, 'user', 'filler ' || i, datetime('now') FROM n`,
+				messages, userID, userID).Error
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	chats(ann.ID, searchChatsMax, 0)
+	if err := s.CatchUpSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q := SearchQuery{Terms: ParseSearch("zeb*"), Limit: 50}
+	scope, err := s.SearchIndexScope(ctx, ann.ID, q)
+	if err != nil || scope.Chats != nil || scope.Person != ann.ID {
+		t.Fatalf("ann with %d chats and few rows: %+v, %v; want her person named", searchChatsMax+1, scope, err)
+	}
+	_, args := SQLiteSearchSQL(ann.ID, q, scope)
+	if n := count(t, s, "messages_fts", "messages_fts MATCH ?", args[0]); n != 2 {
+		t.Fatalf("the index listed %d rows for ann's two messages with zebras", n)
+	}
+	if got := hitMessages(t, s, ann.ID, "zeb*"); len(got) != 2 {
+		t.Fatalf("ann's search found %v", got)
+	}
+	// Bob, past both bounds, names nothing and finds the same.
+	chats(bob.ID, searchChatsMax, searchPersonRows)
+	if err := s.CatchUpSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if scope, err := s.SearchIndexScope(ctx, bob.ID, q); err != nil || scope.Chats != nil || scope.Person != 0 {
+		t.Fatalf("bob with %d rows: %+v, %v; want nothing named", searchPersonRows+2, scope, err)
+	}
+	if got := hitMessages(t, s, bob.ID, "zeb*"); len(got) != 2 {
+		t.Fatalf("bob's search found %v", got)
 	}
 }

@@ -41,8 +41,8 @@ func TestSearchScopedToAProjectLeadsWithTheMatch(t *testing.T) {
 		`UPDATE exchanges SET project_id = (SELECT MIN(id) FROM projects) + (id / 10) % 30 WHERE id % 10 = 0`)
 	q := SearchQuery{Terms: ParseSearch("tea"), Limit: 20, ProjectID: &pid}
 	// Led by the match also when the project's chats are too many to be
-	// named to the index (SearchChats).
-	stmt, args := SQLiteSearchSQL(u.ID, q, nil)
+	// named to the index (SearchIndexScope).
+	stmt, args := SQLiteSearchSQL(u.ID, q, IndexScope{})
 	steps := queryPlan(t, conn, stmt, args...)
 	// In each half of the union, the first table read is the match's.
 	var firstReads []string
@@ -121,7 +121,7 @@ func TestSearchChatsReadTheirIndex(t *testing.T) {
 			}
 		}
 	}
-	chats, err := s.SearchChats(context.Background(), small.ID, SearchQuery{Terms: ParseSearch("mine"), ProjectID: &pid})
+	chats, err := s.searchChats(context.Background(), small.ID, SearchQuery{Terms: ParseSearch("mine"), ProjectID: &pid})
 	if err != nil || len(chats) != 30 {
 		t.Fatalf("the project's chats: %d, %v; want 30", len(chats), err)
 	}

@@ -128,26 +128,30 @@ func ftsIn(column string, terms []SearchTerm) string {
 	return column + " : (" + ftsQuery(terms) + ")"
 }
 
-// ftsChats is what an FTS5 query over an index adds to stay in the chats
-// (migration 00032: each row's chat column holds its exchange as c<id>),
-// so that the index merges the terms' lists with those chats' instead of
-// listing every chat's matches for the join to drop; "" for nil (any
-// chat). It is only ever a list of numbers: nothing typed reaches it.
-func ftsChats(chats []int64) string {
-	if chats == nil {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(" AND chat : (")
-	for i, id := range chats {
-		if i > 0 {
-			b.WriteString(" OR ")
+// ftsScope is what an FTS5 query over an index adds to stay in the
+// scope (migration 00032: each row's scope column holds its chat as c<id>
+// and its chat's owner as u<id>), so that the index merges the terms'
+// lists with the scope's instead of listing every chat's matches for the
+// join to drop; "" for no scope. It is only ever numbers: nothing typed
+// reaches it.
+func ftsScope(scope IndexScope) string {
+	switch {
+	case scope.Chats != nil:
+		var b strings.Builder
+		b.WriteString(" AND scope : (")
+		for i, id := range scope.Chats {
+			if i > 0 {
+				b.WriteString(" OR ")
+			}
+			b.WriteByte('c')
+			b.WriteString(strconv.FormatInt(id, 10))
 		}
-		b.WriteByte('c')
-		b.WriteString(strconv.FormatInt(id, 10))
+		b.WriteByte(')')
+		return b.String()
+	case scope.Person != 0:
+		return " AND scope : u" + strconv.FormatInt(scope.Person, 10)
 	}
-	b.WriteByte(')')
-	return b.String()
+	return ""
 }
 
 // tsQueryPart is one term for PostgreSQL: text for phraseto_tsquery, or,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,9 @@ type Store struct {
 	onDeleted atomic.Pointer[func([]Deletion)]
 	// onAccount hears the accounts whose sessions or keys ended (principals.go).
 	onAccount atomic.Pointer[func(userID int64)]
+	// people remembers, for a while, whether a person's indexed rows are
+	// few (SQLite's search: search.go, SearchIndexScope).
+	people sync.Map // int64 → personRows
 }
 
 // Options tune how a database is opened.

@@ -177,16 +177,16 @@ func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Dur
 }
 
 // bareSearch runs the statements models.Store.Search runs on SQLite for
-// the API's first batch (the chats it names to the index, models.
+// the API's first batch (what it names to the index, models.
 // SQLiteSearchSQL, then the snippets of its message and title hits)
 // through database/sql, and counts the hits.
 func (e *env) bareSearch(ctx context.Context, q string) (int, error) {
 	query := models.SearchQuery{Terms: models.ParseSearch(q), Limit: 20}
-	chats, err := e.store.SearchChats(ctx, e.histUser.id, query)
+	scope, err := e.store.SearchIndexScope(ctx, e.histUser.id, query)
 	if err != nil {
 		return 0, err
 	}
-	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query, chats)
+	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query, scope)
 	rows, err := e.raw.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
