@@ -254,12 +254,12 @@ func searchKeyset(c *SearchCursor) (string, []any) {
 //
 // Past them, the person is named instead when their indexed rows are at
 // most searchPersonRows: one term, whose rows bm25 counts (a person's
-// million rows cost 30 ms; 20,000 about half a millisecond). What was
-// found of a person is kept for searchPersonFor.
+// million rows cost 30 ms; 100,000 about 3). What was found of a person
+// is kept for searchPersonFor.
 const (
 	searchChatsMax   = 200
 	searchChatsTurns = 10_000
-	searchPersonRows = 20_000
+	searchPersonRows = 100_000
 	searchPersonFor  = time.Minute
 )
 
