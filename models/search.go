@@ -162,13 +162,7 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 	if s.dialect == "postgres" {
 		rows, err = s.searchPostgres(db, userID, q)
 	} else {
-		var scope IndexScope
-		if scope, err = s.SearchIndexScope(ctx, userID, q); err == nil && scope.Chats != nil && len(scope.Chats) == 0 {
-			return []SearchHit{}, nil // no chat it could find anything in
-		}
-		if err == nil {
-			rows, err = s.searchSQLite(db, userID, q, scope)
-		}
+		rows, err = s.searchSQLite(ctx, db, userID, q)
 	}
 	if err != nil {
 		return nil, wrap("search", err)
@@ -290,21 +284,19 @@ func (s *Store) SearchIndexScope(ctx context.Context, userID int64, q SearchQuer
 	if err != nil || chats != nil {
 		return IndexScope{Chats: chats}, err
 	}
-	if v, ok := s.people.Load(userID); ok && time.Since(v.(personRows).at) < searchPersonFor {
-		if v.(personRows).few {
-			return IndexScope{Person: userID}, nil
+	v, ok := s.people.Load(userID)
+	known, _ := v.(personRows)
+	if !ok || time.Since(known.at) >= searchPersonFor {
+		var n int64
+		err = s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`,
+			"scope : "+personToken(userID), searchPersonRows+1).Scan(&n).Error
+		if err != nil {
+			return IndexScope{}, wrap("search scope", err)
 		}
-		return IndexScope{}, nil
+		known = personRows{few: n <= searchPersonRows, at: time.Now()}
+		s.people.Store(userID, known)
 	}
-	var n int64
-	err = s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`,
-		"scope : u"+strconv.FormatInt(userID, 10), searchPersonRows+1).Scan(&n).Error
-	if err != nil {
-		return IndexScope{}, wrap("search scope", err)
-	}
-	few := n <= searchPersonRows
-	s.people.Store(userID, personRows{few: few, at: time.Now()})
-	if few {
+	if known.few {
 		return IndexScope{Person: userID}, nil
 	}
 	return IndexScope{}, nil
@@ -324,7 +316,7 @@ func (s *Store) searchChats(ctx context.Context, userID int64, q SearchQuery) ([
 	}
 	stmt, args = searchChatsSQL(userID, q)
 	var chats []struct{ ID, TurnCount int64 }
-	if err := db.Raw(stmt, args...).Scan(&chats).Error; err != nil || len(chats) > searchChatsMax {
+	if err := db.Raw(stmt, args...).Scan(&chats).Error; err != nil {
 		return nil, wrap("search chats", err)
 	}
 	ids, turns := make([]int64, len(chats)), int64(0)
@@ -357,17 +349,21 @@ func searchChatsCountSQL(userID int64, q SearchQuery) (string, []any) {
 		[]any{arg, searchChatsMax + 1}
 }
 
-// searchChatsSQL lists up to searchChatsMax + 1 chats the search can
-// find, and their turns.
+// searchChatsSQL lists the chats the search can find, and their turns:
+// no more than searchChatsCountSQL counted.
 func searchChatsSQL(userID int64, q SearchQuery) (string, []any) {
 	index, _, _ := searchChatsIndex(userID, q)
 	filter, args := searchFilters(userID, q)
-	return `SELECT e.id, e.turn_count FROM exchanges e INDEXED BY ` + index + ` WHERE ` + filter + ` LIMIT ?`,
-		append(args, searchChatsMax+1)
+	return `SELECT e.id, e.turn_count FROM exchanges e INDEXED BY ` + index + ` WHERE ` + filter, args
 }
 
-// searchSQLite ranks with FTS5's bm25 (lower is better).
-func (s *Store) searchSQLite(db *gorm.DB, userID int64, q SearchQuery, scope IndexScope) ([]searchRow, error) {
+// searchSQLite ranks with FTS5's bm25 (lower is better), within what it
+// names to the index; no chat the search could find: no statement.
+func (s *Store) searchSQLite(ctx context.Context, db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
+	scope, err := s.SearchIndexScope(ctx, userID, q)
+	if err != nil || scope.Chats != nil && len(scope.Chats) == 0 {
+		return nil, err
+	}
 	sql, args := SQLiteSearchSQL(userID, q, scope)
 	var rows []searchRow
 	return rows, db.Raw(sql, args...).Scan(&rows).Error

@@ -163,6 +163,11 @@ func searchWatermark(db *gorm.DB) (w, top int64, err error) {
 	return w, top, err
 }
 
+// indexedScope is a message's scope in the indexes (migration 00032, whose
+// views and triggers write the same): its chat's token and its owner's,
+// over messages m joined to their exchange e.
+const indexedScope = `'c' || m.exchange_id || ' u' || e.user_id`
+
 // indexSearch indexes the searchable messages of up to chunk ids above the
 // watermark and moves the watermark past them, in the caller's transaction,
 // and returns the new watermark and the highest message id. The messages
@@ -173,16 +178,15 @@ func indexSearch(tx *gorm.DB, chunk int64) (w, top int64, err error) {
 		return w, top, err
 	}
 	hi := min(top, w+chunk)
-	// Each with its chat's and its owner's tokens (migration 00032).
 	err = tx.Exec(`INSERT INTO messages_fts (rowid, content, scope)
-		SELECT m.id, m.content, 'c' || m.exchange_id || ' u' || e.user_id FROM messages m JOIN exchanges e ON e.id = m.exchange_id
+		SELECT m.id, m.content, `+indexedScope+` FROM messages m JOIN exchanges e ON e.id = m.exchange_id
 		WHERE m.id > ? AND m.id <= ? AND m.copy_of IS NULL AND m.role IN ('user', 'assistant', 'tool_result')`, w, hi).Error
 	if err != nil {
 		return w, top, err
 	}
 	// Reasoning's own index (migration 00030), filled by the same batch.
 	err = tx.Exec(`INSERT INTO messages_reasoning_fts (rowid, reasoning, scope)
-		SELECT m.id, json_extract(m.agent_response, '$.reasoning'), 'c' || m.exchange_id || ' u' || e.user_id
+		SELECT m.id, json_extract(m.agent_response, '$.reasoning'), `+indexedScope+`
 		FROM messages m JOIN exchanges e ON e.id = m.exchange_id
 		WHERE m.id > ? AND m.id <= ? AND m.copy_of IS NULL AND m.role = 'assistant'
 			AND COALESCE(json_extract(m.agent_response, '$.reasoning'), '') <> ''`, w, hi).Error

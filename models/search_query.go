@@ -122,8 +122,8 @@ func ftsQuery(terms []SearchTerm) string {
 	return b.String()
 }
 
-// ftsIn is the FTS5 query for terms in one column of a message index:
-// content, or reasoning (migration 00032: the other column is the scope).
+// ftsIn is the FTS5 query for terms in an index's first column (content,
+// reasoning or title; migration 00032: the second is the scope).
 func ftsIn(column string, terms []SearchTerm) string {
 	return column + " : (" + ftsQuery(terms) + ")"
 }
@@ -149,10 +149,13 @@ func ftsScope(scope IndexScope) string {
 		b.WriteByte(')')
 		return b.String()
 	case scope.Person != 0:
-		return " AND scope : u" + strconv.FormatInt(scope.Person, 10)
+		return " AND scope : " + personToken(scope.Person)
 	}
 	return ""
 }
+
+// personToken is a person's token in the indexes' scope column.
+func personToken(userID int64) string { return "u" + strconv.FormatInt(userID, 10) }
 
 // tsQueryPart is one term for PostgreSQL: text for phraseto_tsquery, or,
 // for a prefix, a query for to_tsquery built of quoted lexemes only.
