@@ -71,7 +71,41 @@ func TestFilesDedupeAttachAndRelease(t *testing.T) {
 		if n := count(t, s, "message_attachments", "message_id IN (SELECT id FROM messages WHERE exchange_id = ?)", fork.ID); n != 2 {
 			t.Fatalf("the fork's copy holds %d files, want 2", n)
 		}
+		// The copy holds them in their order; so does a fork of the fork
+		// (its copies name the original), and one made after the original
+		// went (the oldest copy holds them then).
+		copyHolds := func(exchangeID int64) {
+			t.Helper()
+			var id int64
+			if err := s.db.Raw("SELECT id FROM messages WHERE exchange_id = ? AND seq = 0", exchangeID).Scan(&id).Error; err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Attachments(ctx, u.ID, []int64{id})
+			if err != nil || len(got[id]) != 2 || got[id][0].ID != a.ID || got[id][1].ID != b.ID {
+				t.Fatalf("the copy in exchange %d holds %v, %v; want a.txt then b.txt", exchangeID, got[id], err)
+			}
+		}
+		copyHolds(fork.ID)
+		grandchild, err := s.Fork(ctx, u.ID, fork.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyHolds(grandchild.ID)
+		if n := count(t, s, "message_attachments", "message_id IN (SELECT id FROM messages WHERE exchange_id = ?)", grandchild.ID); n != 2 {
+			t.Fatalf("the fork's fork holds %d files, want 2", n)
+		}
+		if _, err := s.DeleteExchange(ctx, u.ID, grandchild.ID); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.DeleteExchange(ctx, u.ID, ex.ID); err != nil {
+			t.Fatal(err)
+		}
+		after, err := s.Fork(ctx, u.ID, fork.ID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyHolds(after.ID)
+		if _, err := s.DeleteExchange(ctx, u.ID, after.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := count(t, s, "files", "user_id = ?", u.ID); n != 2 {

@@ -20,7 +20,8 @@ import (
 // promotes its oldest copy (migration 00008). Because the rows are copies,
 // every reader of a log (Messages, RecentContext, the history's first turn,
 // the admin views, live catch-up) reads a fork like any other exchange, and
-// deleting any member of a family leaves the others' logs as they were.
+// deleting any member of a family leaves the others' logs as they were. A
+// copy holds its original's attachments, copied with it.
 //
 // A fork has its parent's user, scope, page, title and agent. A job's chat
 // is the one exchange of its job (unique per user and job), so its forks
@@ -186,6 +187,16 @@ func (s *Store) fork(tx *gorm.DB, userID, parentID, seq int64, at time.Time) (*E
 			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), `+s.copyUIDSQL()+`
 		FROM messages WHERE exchange_id = ? AND id < ? AND (seq IS NULL OR seq < ?) ORDER BY id`,
 		ex.ID, uidPrefix(), parentID, cut, seq).Error; err != nil {
+		return nil, err
+	}
+	// A copy holds its original's attachments (issue 26): one statement
+	// for the whole copy (migration 00033; a trigger per copied row was a
+	// fifth of a long fork's time). A person without files has none to
+	// copy, and the statement walks nothing.
+	if err := tx.Exec(`INSERT INTO message_attachments (message_id, file_id, position)
+		SELECT c.id, a.file_id, a.position FROM messages c JOIN message_attachments a ON a.message_id = c.copy_of
+		WHERE c.exchange_id = ? AND c.copy_of IS NOT NULL AND EXISTS (SELECT 1 FROM files WHERE user_id = ?)`,
+		ex.ID, userID).Error; err != nil {
 		return nil, err
 	}
 	// The insert trigger leaves copies out of stored_bytes: add them once.

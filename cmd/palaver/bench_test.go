@@ -50,7 +50,7 @@ func TestBenchPostgres(t *testing.T) {
 			t.Errorf("no %s figure in:\n%s", figure, out)
 		}
 	}
-	for _, figure := range []string{"xproc_turns_per_s_1", "xproc_turns_per_s_2", "xproc_turns_per_s_4"} {
+	for _, figure := range []string{"xproc_turns_per_s_1", "xproc_turns_per_s_2", "xproc_turns_per_s_4", "raw_copy_p50_ms", "fork_floor_ratio"} {
 		if !regexp.MustCompile(`(?m)^` + figure + `: [0-9.]+ \(anchor`).MatchString(out) {
 			t.Errorf("no %s figure in:\n%s", figure, out)
 		}

@@ -42,7 +42,7 @@ func TestBenchPrintsEveryFigure(t *testing.T) {
 		}
 		figures[name] = v
 	}
-	for _, name := range []string{"raw_commit_p50_ms", "throughput_ratio_one_writer", "cpu_us_per_turn", "raw_cpu_us_per_turn", "append_ratio", "fork_p50_ms", "resume_p50_ms", "open_big_p50_ms", "open_big_kb", "upload_mb_per_s", "upload_ratio", "open_with_images_p50_ms", "turns_per_s", "raw_rows_per_s", "throughput_ratio", "raw_rows_per_s_one_writer",
+	for _, name := range []string{"raw_commit_p50_ms", "throughput_ratio_one_writer", "cpu_us_per_turn", "raw_cpu_us_per_turn", "append_ratio", "fork_p50_ms", "raw_copy_p50_ms", "fork_floor_ratio", "resume_p50_ms", "open_big_p50_ms", "open_big_kb", "upload_mb_per_s", "upload_ratio", "open_with_images_p50_ms", "turns_per_s", "raw_rows_per_s", "throughput_ratio", "raw_rows_per_s_one_writer",
 		"history_p50_ms", "history_ratio", "export_msgs_per_s", "export_raw_select_msgs_per_s", "export_ratio", "import_msgs_per_s", "search_p50_ms", "search_bare_p50_ms", "search_ratio", "search_prefix_other_user_p50_ms", "fanout_p99_ms", "fanout_first_max_ms", "fanout_cpu_us_per_socket", "ws_rss_mb", "rss_mb", "share_open_p50_ms", "unread_fanout_p99_ms",
 		"turn_cpu_ratio", "history_p50_ms_projects", "search_p50_ms_project", "usage_report_p50_ms"} {
 		v, ok := figures[name]
@@ -68,7 +68,7 @@ func TestBenchOnly(t *testing.T) {
 	if err := Run(context.Background(), &out, t.TempDir(), tiny, "", "fork"); err != nil && !errors.As(err, &missed) {
 		t.Fatalf("bench --only fork: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"raw_commit_p50_ms: ", "fork_p50_ms: "} {
+	for _, want := range []string{"raw_commit_p50_ms: ", "fork_p50_ms: ", "raw_copy_p50_ms: ", "fork_floor_ratio: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q line:\n%s", want, out.String())
 		}

@@ -20,43 +20,55 @@ const forkSamples = 9
 // stored agent response) is printed beside it, as the copy's cost grows
 // with the bytes it copies.
 func forkFigures(ctx context.Context, e *env, r report) error {
-	short, err := e.forkP50(ctx, "bench-fork", false)
+	short, raw, err := e.forkP50(ctx, "bench-fork", false)
 	if err != nil {
 		return err
 	}
-	long, err := e.forkP50(ctx, "bench-fork-long", true)
+	long, _, err := e.forkP50(ctx, "bench-fork-long", true)
 	if err != nil {
 		return err
 	}
 	r.line("fork_p50_ms", ms(short), "≤ 50")
+	r.anchor("raw_copy_p50_ms", ms(raw), "the fork's copy by hand: the same rows INSERT … SELECT into a new exchange, one commit, "+
+		"timed between the forks")
+	r.anchor("fork_floor_ratio", float64(short)/float64(raw), "= fork_p50_ms / raw_copy_p50_ms: the fork over its own copy")
 	r.anchor("fork_p50_ms_long_replies", ms(long), "replies of ~1.2 KB, no target: the copy grows with the bytes")
 	return nil
 }
 
 // forkP50 seeds an exchange of size.AppendBig messages for a new user,
 // then times Store.Fork of its whole log, alternating between forking it
-// and forking the previous fork (a family grows both ways).
-func (e *env) forkP50(ctx context.Context, name string, long bool) (time.Duration, error) {
+// and forking the previous fork (a family grows both ways). For the short
+// messages, each fork is followed by its copy by hand (rawCopy), whose
+// median is raw.
+func (e *env) forkP50(ctx context.Context, name string, long bool) (fork, raw time.Duration, err error) {
 	n := e.size.AppendBig
 	u, err := e.store.CreateUser(ctx, name, "x", false)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	id, err := e.seedForkLog(ctx, u.ID, n, long)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var ds []time.Duration
+	var ds, raws []time.Duration
 	parent := id
 	for i := range forkSamples {
 		t0 := time.Now()
 		f, err := e.store.Fork(ctx, u.ID, parent, int64(n))
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		ds = append(ds, time.Since(t0))
 		if f.TurnCount != int64(n/2) {
-			return 0, fmt.Errorf("fork %d: %d turns, want %d", i, f.TurnCount, n/2)
+			return 0, 0, fmt.Errorf("fork %d: %d turns, want %d", i, f.TurnCount, n/2)
+		}
+		if !long {
+			d, err := e.rawCopy(ctx, u.ID, parent, n)
+			if err != nil {
+				return 0, 0, fmt.Errorf("raw copy %d: %w", i, err)
+			}
+			raws = append(raws, d)
 		}
 		if i%2 == 0 {
 			parent = f.ID
@@ -64,7 +76,68 @@ func (e *env) forkP50(ctx context.Context, name string, long bool) (time.Duratio
 			parent = id
 		}
 	}
-	return percentile(ds, 0.5), nil
+	return percentile(ds, 0.5), percentile(raws, 0.5), nil
+}
+
+// rawCopy times what a fork must do at least, by hand through
+// database/sql: in one transaction, a new exchange row and the parent's n
+// entries copied into it by one INSERT … SELECT (each naming its
+// original, with a uid of its own), then the commit, its checkpoint left
+// out as the store leaves a fork's. The messages' own
+// indexes and triggers are the fork's; the store's reads of the parent,
+// its family row, the attachments and the counters are not. The copy is
+// deleted again, untimed.
+func (e *env) rawCopy(ctx context.Context, userID, parentID int64, n int) (time.Duration, error) {
+	db, err := e.store.SQL()
+	if err != nil {
+		return 0, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if e.store.Dialect() == "sqlite" {
+		// As the store commits a fork: the checkpoint left out of the
+		// commit (models/checkpoint.go), to the deletion below here.
+		if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+			return 0, err
+		}
+		defer conn.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 1000")
+	}
+	t0 := time.Now()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	var id int64
+	if err := tx.QueryRowContext(ctx, e.rebind(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		VALUES (?, 'general', 'the bench copy', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, copy_of, uid)
+		SELECT ?, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), ? || CAST(id AS TEXT)
+		FROM messages WHERE exchange_id = ? ORDER BY id`), id, fmt.Sprintf("copy-%d-", id), parentID)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	if copied, err := res.RowsAffected(); err != nil || copied != int64(n) {
+		return 0, fmt.Errorf("copied %d rows (%v), want %d", copied, err, n)
+	}
+	// Gone again, untimed: the database holds what the forks made.
+	if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 1000"); err != nil && e.store.Dialect() == "sqlite" {
+		return 0, err
+	}
+	_, err = conn.ExecContext(ctx, e.rebind(`DELETE FROM exchanges WHERE id = ?`), id)
+	return d, err
 }
 
 // seedForkLog makes an exchange of n messages, alternating user messages
