@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"gorm.io/gorm"
 )
@@ -240,7 +241,7 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 		if err != nil {
 			return wrap("export logs", err)
 		}
-		for i := range chunk {
+		for i := 0; i < len(chunk); {
 			m := &chunk[i]
 			if err := emit(m.ExchangeID); err != nil {
 				return err
@@ -248,8 +249,18 @@ func exportLogs(db *gorm.DB, batch []ExportedExchange, fn func(*ExportedExchange
 			if next == len(batch) {
 				return wrap("export logs", fmt.Errorf("message %d of exchange %d, not of the batch", m.ID, m.ExchangeID))
 			}
-			batch[next].StoredJSON = append(batch[next].StoredJSON, m.stored)
-			batch[next].Messages = append(batch[next].Messages, m.Message)
+			// The chunk's run of this exchange's entries, added at once.
+			run := i + 1
+			for run < len(chunk) && chunk[run].ExchangeID == m.ExchangeID {
+				run++
+			}
+			ex := &batch[next]
+			ex.StoredJSON = slices.Grow(ex.StoredJSON, run-i)
+			ex.Messages = slices.Grow(ex.Messages, run-i)
+			for ; i < run; i++ {
+				ex.StoredJSON = append(ex.StoredJSON, chunk[i].stored)
+				ex.Messages = append(ex.Messages, chunk[i].Message)
+			}
 		}
 		switch {
 		case len(chunk) == exportChunk: // the last exchange's log may go on
@@ -285,9 +296,10 @@ func exportChunkRead(q *gorm.DB) ([]exportedMessage, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []exportedMessage
+	out := make([]exportedMessage, 0, exportChunk) // scanned in place: no row of its own on the heap
 	for rows.Next() {
-		var m exportedMessage
+		out = append(out, exportedMessage{})
+		m := &out[len(out)-1]
 		var resp, tool []byte
 		err := rows.Scan(&m.ID, &m.UID, &m.ExchangeID, &m.Seq, &m.Role, &m.Content, &m.AgentType, &resp, &tool, &m.EditMode,
 			&m.Feedback, &m.FeedbackComment, &m.CreatedAt, &m.CopyOf)
@@ -300,7 +312,6 @@ func exportChunkRead(q *gorm.DB) ([]exportedMessage, error) {
 		if string(tool) != "null" {
 			m.stored.Tool = tool
 		}
-		out = append(out, m)
 	}
 	return out, rows.Err()
 }
