@@ -162,3 +162,55 @@ func TestRecentConversationCosts(t *testing.T) {
 		}
 	})
 }
+
+// ExchangeCost: what the replies of one of the person's chats cost, only
+// numbers counted (as replyCosts counts them, which RecentConversationCosts
+// reads), a fork's copies included; another person's chat costs nothing
+// to them; on SQLite a reply whose agent_response is not JSON is passed
+// over.
+func TestExchangeCost(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := mustUser(t, s, "ann"), mustUser(t, s, "bob")
+		var ex *Exchange
+		for _, cost := range []any{0.5, 0.25, "3", true, 2} {
+			ts := TurnStart{UserID: ann.ID, Query: "q"}
+			if ex != nil {
+				ts.ExchangeID = ex.ID
+			}
+			got, _ := mustStart(t, s, ts)
+			ex = got
+			a := assistant("a")
+			a.AgentResponse.Metadata["cost"] = cost
+			if err := s.FinishTurn(ctx, got.ID, *got.TurnOwner, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := 2.75
+		costs, err := replyCosts(s.db, []int64{ex.ID})
+		if err != nil || costs[ex.ID] != want {
+			t.Fatalf("replyCosts = %v, %v; want %v", costs, err, want)
+		}
+		if got, err := s.ExchangeCost(ctx, ann.ID, ex.ID); err != nil || got != want {
+			t.Fatalf("ExchangeCost = %v, %v; want %v", got, err, want)
+		}
+		fork, err := s.Fork(ctx, ann.ID, ex.ID, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.ExchangeCost(ctx, ann.ID, fork.ID); err != nil || got != 0.75 {
+			t.Fatalf("the fork's two first turns cost %v, %v; want 0.75", got, err)
+		}
+		if got, err := s.ExchangeCost(ctx, bob.ID, ex.ID); err != nil || got != 0 {
+			t.Fatalf("ann's chat costs bob %v, %v; want 0", got, err)
+		}
+		if s.dialect == "sqlite" {
+			if err := s.db.Exec(`UPDATE messages SET agent_response = '{"metadata": {"cost": 1' WHERE exchange_id = ? AND seq = 1`, ex.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.ExchangeCost(ctx, ann.ID, ex.ID); err != nil || got != want-0.5 {
+				t.Fatalf("with a reply not JSON: %v, %v; want %v", got, err, want-0.5)
+			}
+		}
+	})
+}

@@ -92,8 +92,22 @@ func metaNumber(v any) float64 {
 // ExchangeCost is what the replies of the user's exchange cost, from the
 // prices each reply was written at (its metadata's cost, kept with the
 // usage row): the conversation as its log holds it, forks' copies included.
+// Every opening of a chat shows it, so on SQLite the sum is SQL's: each
+// reply's cost read by json_extract, where decoding every agent_response
+// of a 5,000-reply log in Go was half the time of opening it
+// (open_big_p50_ms). As replyCosts, only numbers count.
 func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
-	db := s.db.WithContext(ctx).Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID)
+	db := s.db.WithContext(ctx)
+	if s.dialect == "sqlite" {
+		var cost float64
+		err := db.Raw(`SELECT COALESCE(SUM(json_extract(m.agent_response, '$.metadata.cost')), 0)
+			FROM messages m JOIN exchanges e ON e.id = m.exchange_id AND e.user_id = ?
+			WHERE m.exchange_id = ? AND m.role = ? AND m.seq IS NOT NULL AND json_valid(m.agent_response)
+				AND json_type(m.agent_response, '$.metadata.cost') IN ('integer', 'real')`,
+			userID, exchangeID, RoleAssistant).Scan(&cost).Error
+		return cost, wrap("exchange cost", err)
+	}
+	db = db.Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID)
 	costs, err := replyCosts(db, []int64{exchangeID})
 	return costs[exchangeID], wrap("exchange cost", err)
 }
