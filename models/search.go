@@ -265,6 +265,9 @@ type IndexScope struct {
 	Person int64
 }
 
+// None says that the search can find no chat at all: nothing to run.
+func (sc IndexScope) None() bool { return sc.Chats != nil && len(sc.Chats) == 0 }
+
 // personRows is what SearchIndexScope found of a person's indexed rows.
 type personRows struct {
 	few bool
@@ -361,7 +364,7 @@ func searchChatsSQL(userID int64, q SearchQuery) (string, []any) {
 // names to the index; no chat the search could find: no statement.
 func (s *Store) searchSQLite(ctx context.Context, db *gorm.DB, userID int64, q SearchQuery) ([]searchRow, error) {
 	scope, err := s.SearchIndexScope(ctx, userID, q)
-	if err != nil || scope.Chats != nil && len(scope.Chats) == 0 {
+	if err != nil || scope.None() {
 		return nil, err
 	}
 	sql, args := SQLiteSearchSQL(userID, q, scope)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"palaver/models"
 )
 
 // benchProjects is how many projects the history's person gets.
@@ -38,10 +41,13 @@ func projectsFigures(ctx context.Context, e *env, r report) error {
 		hist = append(hist, d)
 	}
 	r.line("history_p50_ms_projects", ms(percentile(hist, 0.5)), fmt.Sprintf("≤ 2; history_p50_ms with %d projects", benchProjects))
+	// Each search through the API, then its statements by hand (as
+	// search_bare_p50_ms is for the unscoped search).
 	words := e.vocabulary()
-	var found []time.Duration
+	var found, bare []time.Duration
 	for i := range samples {
-		q := url.Values{"q": {words[60+i%5]}, "project_id": {fmt.Sprint(pids[i%100])}}
+		word, pid := words[60+i%5], pids[i%100]
+		q := url.Values{"q": {word}, "project_id": {fmt.Sprint(pid)}}
 		d, status, body, err := e.getTimed(ctx, "http://"+e.addr+"/api/chat/search?"+q.Encode(), e.histUser.apiKey)
 		if err != nil {
 			return err
@@ -50,8 +56,24 @@ func projectsFigures(ctx context.Context, e *env, r report) error {
 			return fmt.Errorf("GET /api/chat/search (project): %d %.200s", status, body)
 		}
 		found = append(found, d)
+		var page []json.RawMessage
+		if err := json.Unmarshal(body, &page); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		hits, err := e.bareSearch(ctx, models.SearchQuery{Terms: models.ParseSearch(word), ProjectID: &pid, Limit: 20})
+		if err != nil {
+			return err
+		}
+		bare = append(bare, time.Since(t0))
+		if hits != len(page) {
+			return fmt.Errorf("the API found %d hits in project %d, the bare SQL %d", len(page), pid, hits)
+		}
 	}
-	r.line("search_p50_ms_project", ms(percentile(found, 0.5)), "≤ 20; a search scoped to one project")
+	p50, bareP50 := percentile(found, 0.5), percentile(bare, 0.5)
+	r.line("search_p50_ms_project", ms(p50), "≤ 20; a search scoped to one project")
+	r.anchor("search_bare_p50_ms_project", ms(bareP50), "its SQL alone")
+	r.anchor("search_ratio_project", float64(p50)/float64(bareP50), "= search_p50_ms_project / search_bare_p50_ms_project")
 	return nil
 }
 

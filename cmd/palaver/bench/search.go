@@ -163,7 +163,7 @@ func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Dur
 			return nil, nil, 0, err
 		}
 		t0 := time.Now()
-		bareHits, err := e.bareSearch(ctx, q)
+		bareHits, err := e.bareSearch(ctx, models.SearchQuery{Terms: models.ParseSearch(q), Limit: 20})
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -177,13 +177,12 @@ func (e *env) search(ctx context.Context, q string, n int) (api, bare []time.Dur
 }
 
 // bareSearch runs the statements models.Store.Search runs on SQLite for
-// the API's first batch (what it names to the index, models.
-// SQLiteSearchSQL, then the snippets of its message and title hits)
-// through database/sql, and counts the hits.
-func (e *env) bareSearch(ctx context.Context, q string) (int, error) {
-	query := models.SearchQuery{Terms: models.ParseSearch(q), Limit: 20}
+// the API's first batch of the history user's search (what it names to
+// the index, models.SQLiteSearchSQL, then the snippets of its message and
+// title hits) through database/sql, and counts the hits.
+func (e *env) bareSearch(ctx context.Context, query models.SearchQuery) (int, error) {
 	scope, err := e.store.SearchIndexScope(ctx, e.histUser.id, query)
-	if err != nil {
+	if err != nil || scope.None() {
 		return 0, err
 	}
 	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query, scope)
