@@ -117,11 +117,17 @@ func (e *env) rawCopy(ctx context.Context, userID, parentID int64, n int) (time.
 		VALUES (?, 'general', 'the bench copy', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
 		return 0, err
 	}
+	// The uid as the store makes a copy's: a prefix for the copy, then
+	// the row's id in 12 hex digits.
+	hexID := "printf('%012x', id)"
+	if e.store.Dialect() == "postgres" {
+		hexID = "lpad(to_hex(id), 12, '0')"
+	}
 	res, err := tx.ExecContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
 			edit_mode, feedback, feedback_comment, created_at, copy_of, uid)
 		SELECT ?, seq, role, content, agent_type, agent_response, tool,
-			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), ? || CAST(id AS TEXT)
-		FROM messages WHERE exchange_id = ? ORDER BY id`), id, fmt.Sprintf("copy-%d-", id), parentID)
+			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), ? || `+hexID+`
+		FROM messages WHERE exchange_id = ? ORDER BY id`), id, fmt.Sprintf("%023x-", id), parentID)
 	if err != nil {
 		return 0, err
 	}
