@@ -53,9 +53,9 @@ func TestFilesDedupeAttachAndRelease(t *testing.T) {
 		if n := count(t, s, "messages", "1 = 1"); n != 0 {
 			t.Fatalf("%d messages stored after a refused attachment", n)
 		}
-		ex, msg, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "look", Attachments: []int64{a.ID, b.ID}}, "seen")
+		ex, msg, _ := mustTurn(t, s, TurnStart{UserID: u.ID, Scope: ScopeGeneral, Query: "look", Attachments: []int64{b.ID, a.ID}}, "seen")
 		got, err := s.Attachments(ctx, u.ID, []int64{msg.ID})
-		if err != nil || len(got[msg.ID]) != 2 || got[msg.ID][0].ID != a.ID {
+		if err != nil || len(got[msg.ID]) != 2 || got[msg.ID][0].ID != b.ID {
 			t.Fatalf("attachments %v, %v", got, err)
 		}
 		if err := s.DeleteFile(ctx, u.ID, a.ID); !errors.Is(err, ErrFileInUse) {
@@ -81,8 +81,8 @@ func TestFilesDedupeAttachAndRelease(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := s.Attachments(ctx, u.ID, []int64{id})
-			if err != nil || len(got[id]) != 2 || got[id][0].ID != a.ID || got[id][1].ID != b.ID {
-				t.Fatalf("the copy in exchange %d holds %v, %v; want a.txt then b.txt", exchangeID, got[id], err)
+			if err != nil || len(got[id]) != 2 || got[id][0].ID != b.ID || got[id][1].ID != a.ID {
+				t.Fatalf("the copy in exchange %d holds %v, %v; want b.txt then a.txt", exchangeID, got[id], err)
 			}
 		}
 		copyHolds(fork.ID)

@@ -95,15 +95,16 @@ func metaNumber(v any) float64 {
 // Every opening of a chat shows it, so on SQLite the sum is SQL's: each
 // reply's cost read by json_extract, where decoding every agent_response
 // of a 5,000-reply log in Go was half the time of opening it
-// (open_big_p50_ms). As replyCosts, only numbers count.
+// (open_big_p50_ms). As replyCosts, only numbers count, added as floats
+// (TOTAL); a response that is not JSON is passed over.
 func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
 	db := s.db.WithContext(ctx)
 	if s.dialect == "sqlite" {
 		var cost float64
-		err := db.Raw(`SELECT COALESCE(SUM(json_extract(m.agent_response, '$.metadata.cost')), 0)
+		err := db.Raw(`SELECT TOTAL(json_extract(m.agent_response, '$.metadata.cost'))
 			FROM messages m JOIN exchanges e ON e.id = m.exchange_id AND e.user_id = ?
-			WHERE m.exchange_id = ? AND m.role = ? AND m.seq IS NOT NULL AND json_valid(m.agent_response)
-				AND json_type(m.agent_response, '$.metadata.cost') IN ('integer', 'real')`,
+			WHERE m.exchange_id = ? AND m.role = ? AND m.seq IS NOT NULL
+				AND CASE WHEN json_valid(m.agent_response) THEN json_type(m.agent_response, '$.metadata.cost') END IN ('integer', 'real')`,
 			userID, exchangeID, RoleAssistant).Scan(&cost).Error
 		return cost, wrap("exchange cost", err)
 	}

@@ -1,7 +1,7 @@
 -- +goose Up
 -- A fork copies its prefix's attachments in one statement of its own
 -- (models/forks.go) instead of this per-row trigger (00020): see
--- sqlite/00033. A fork is the only writer of copies.
+-- sqlite/00033. Only a fork inserts copies.
 DROP TRIGGER messages_copy_attachments ON messages;
 DROP FUNCTION messages_copy_attachments();
 

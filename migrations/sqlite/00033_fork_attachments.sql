@@ -2,8 +2,8 @@
 -- A fork copies its prefix's attachments in one statement of its own
 -- (models/forks.go) instead of this per-row trigger (00020), which ran a
 -- lookup for each of the 10,000 rows a long fork copies: a fifth of the
--- fork's time (issue 31's fork_p50_ms). A fork is the only writer of
--- copies.
+-- fork's time (issue 31's fork_p50_ms). Only a fork inserts copies (an
+-- import marks its copies by UPDATE, which the trigger never saw).
 DROP TRIGGER messages_copy_attachments;
 
 -- +goose Down

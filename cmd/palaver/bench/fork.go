@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,7 +40,7 @@ func forkFigures(ctx context.Context, e *env, r report) error {
 // forkP50 seeds an exchange of size.AppendBig messages for a new user,
 // then times Store.Fork of its whole log, alternating between forking it
 // and forking the previous fork (a family grows both ways). For the short
-// messages, each fork is followed by its copy by hand (rawCopy), whose
+// messages the same parents are then copied by hand (rawCopies), whose
 // median is raw.
 func (e *env) forkP50(ctx context.Context, name string, long bool) (fork, raw time.Duration, err error) {
 	n := e.size.AppendBig
@@ -51,9 +52,11 @@ func (e *env) forkP50(ctx context.Context, name string, long bool) (fork, raw ti
 	if err != nil {
 		return 0, 0, err
 	}
-	var ds, raws []time.Duration
+	var ds []time.Duration
+	parents := make([]int64, 0, forkSamples)
 	parent := id
 	for i := range forkSamples {
+		parents = append(parents, parent)
 		t0 := time.Now()
 		f, err := e.store.Fork(ctx, u.ID, parent, int64(n))
 		if err != nil {
@@ -63,49 +66,89 @@ func (e *env) forkP50(ctx context.Context, name string, long bool) (fork, raw ti
 		if f.TurnCount != int64(n/2) {
 			return 0, 0, fmt.Errorf("fork %d: %d turns, want %d", i, f.TurnCount, n/2)
 		}
-		if !long {
-			d, err := e.rawCopy(ctx, u.ID, parent, n)
-			if err != nil {
-				return 0, 0, fmt.Errorf("raw copy %d: %w", i, err)
-			}
-			raws = append(raws, d)
-		}
 		if i%2 == 0 {
 			parent = f.ID
 		} else {
 			parent = id
 		}
 	}
-	return percentile(ds, 0.5), percentile(raws, 0.5), nil
+	if !long {
+		raws, err := e.rawCopies(ctx, u.ID, parents, n)
+		if err != nil {
+			return 0, 0, fmt.Errorf("raw copy: %w", err)
+		}
+		raw = percentile(raws, 0.5)
+	}
+	return percentile(ds, 0.5), raw, nil
 }
 
-// rawCopy times what a fork must do at least, by hand through
-// database/sql: in one transaction, a new exchange row and the parent's n
-// entries copied into it by one INSERT … SELECT (each naming its
-// original, with a uid of its own), then the commit, its checkpoint left
-// out as the store leaves a fork's. The messages' own
-// indexes and triggers are the fork's; the store's reads of the parent,
-// its family row, the attachments and the counters are not. The copy is
-// deleted again, untimed.
-func (e *env) rawCopy(ctx context.Context, userID, parentID int64, n int) (time.Duration, error) {
+// rawCopies times what a fork must do at least, for each parent in turn,
+// by hand through database/sql on one connection: in one transaction, a
+// new exchange row and the parent's n entries copied into it by one
+// INSERT … SELECT (each naming its original, with a uid made as the
+// store makes a copy's), then the commit, its checkpoint left out as the
+// store leaves a fork's (models/checkpoint.go). The messages' own indexes
+// and triggers are the fork's; the store's reads of the parent, its
+// family row, the attachments and the counters are not. The copies are
+// deleted again afterwards, untimed.
+func (e *env) rawCopies(ctx context.Context, userID int64, parents []int64, n int) (_ []time.Duration, err error) {
 	db, err := e.store.SQL()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer conn.Close()
-	if e.store.Dialect() == "sqlite" {
-		// As the store commits a fork: the checkpoint left out of the
-		// commit (models/checkpoint.go), to the deletion below here.
+	sqlite := e.store.Dialect() == "sqlite"
+	if sqlite {
 		if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
-			return 0, err
+			return nil, err
 		}
-		defer conn.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 1000")
 	}
-	t0 := time.Now()
+	var copies []int64
+	defer func() {
+		if sqlite {
+			if _, perr := conn.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 1000"); err == nil {
+				err = perr
+			}
+		}
+		for _, id := range copies {
+			if _, derr := conn.ExecContext(context.Background(), e.rebind(`DELETE FROM exchanges WHERE id = ?`), id); err == nil {
+				err = derr
+			}
+		}
+	}()
+	// The uid as the store makes a copy's: a prefix for the copy, then
+	// the row's id in 12 hex digits.
+	hexID := "printf('%012x', id)"
+	if !sqlite {
+		hexID = "lpad(to_hex(id), 12, '0')"
+	}
+	insert := e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, copy_of, uid)
+		SELECT ?, seq, role, content, agent_type, agent_response, tool,
+			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), ? || ` + hexID + `
+		FROM messages WHERE exchange_id = ? ORDER BY id`)
+	ds := make([]time.Duration, 0, len(parents))
+	for _, parent := range parents {
+		t0 := time.Now()
+		id, err := e.rawCopy(ctx, conn, insert, userID, parent, n)
+		if id != 0 {
+			copies = append(copies, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return ds, nil
+}
+
+// rawCopy is one copy of rawCopies, committed on conn; it returns the new
+// exchange's id once committed.
+func (e *env) rawCopy(ctx context.Context, conn *sql.Conn, insert string, userID, parentID int64, n int) (int64, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -117,33 +160,14 @@ func (e *env) rawCopy(ctx context.Context, userID, parentID int64, n int) (time.
 		VALUES (?, 'general', 'the bench copy', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
 		return 0, err
 	}
-	// The uid as the store makes a copy's: a prefix for the copy, then
-	// the row's id in 12 hex digits.
-	hexID := "printf('%012x', id)"
-	if e.store.Dialect() == "postgres" {
-		hexID = "lpad(to_hex(id), 12, '0')"
-	}
-	res, err := tx.ExecContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, tool,
-			edit_mode, feedback, feedback_comment, created_at, copy_of, uid)
-		SELECT ?, seq, role, content, agent_type, agent_response, tool,
-			edit_mode, feedback, feedback_comment, created_at, COALESCE(copy_of, id), ? || `+hexID+`
-		FROM messages WHERE exchange_id = ? ORDER BY id`), id, fmt.Sprintf("%023x-", id), parentID)
+	res, err := tx.ExecContext(ctx, insert, id, fmt.Sprintf("%023x-", id), parentID)
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, err
-	}
-	d := time.Since(t0)
 	if copied, err := res.RowsAffected(); err != nil || copied != int64(n) {
 		return 0, fmt.Errorf("copied %d rows (%v), want %d", copied, err, n)
 	}
-	// Gone again, untimed: the database holds what the forks made.
-	if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 1000"); err != nil && e.store.Dialect() == "sqlite" {
-		return 0, err
-	}
-	_, err = conn.ExecContext(ctx, e.rebind(`DELETE FROM exchanges WHERE id = ?`), id)
-	return d, err
+	return id, tx.Commit()
 }
 
 // seedForkLog makes an exchange of n messages, alternating user messages
