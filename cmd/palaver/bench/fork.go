@@ -154,10 +154,8 @@ func (e *env) rawCopy(ctx context.Context, conn *sql.Conn, insert string, userID
 		return 0, err
 	}
 	defer tx.Rollback()
-	at := time.Now().UTC().Truncate(time.Microsecond)
-	var id int64
-	if err := tx.QueryRowContext(ctx, e.rebind(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
-		VALUES (?, 'general', 'the bench copy', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
+	id, err := e.benchExchange(ctx, tx, userID, "the bench copy", n/2)
+	if err != nil {
 		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, insert, id, fmt.Sprintf("%023x-", id), parentID)
@@ -168,6 +166,16 @@ func (e *env) rawCopy(ctx context.Context, conn *sql.Conn, insert string, userID
 		return 0, fmt.Errorf("copied %d rows (%v), want %d", copied, err, n)
 	}
 	return id, tx.Commit()
+}
+
+// benchExchange inserts a general chat of the user's with its title and
+// turn count, in tx, and returns its id.
+func (e *env) benchExchange(ctx context.Context, tx *sql.Tx, userID int64, title string, turns int) (int64, error) {
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	var id int64
+	err := tx.QueryRowContext(ctx, e.rebind(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
+		VALUES (?, 'general', ?, 'router', ?, ?, ?) RETURNING id`), userID, title, turns, at, at).Scan(&id)
+	return id, err
 }
 
 // seedForkLog makes an exchange of n messages, alternating user messages
@@ -184,12 +192,11 @@ func (e *env) seedForkLog(ctx context.Context, userID int64, n int, long bool) (
 		return 0, err
 	}
 	defer tx.Rollback()
-	at := time.Now().UTC().Truncate(time.Microsecond)
-	var id int64
-	if err := tx.QueryRowContext(ctx, e.rebind(`INSERT INTO exchanges (user_id, scope, title, agent_type, turn_count, created_at, updated_at)
-		VALUES (?, 'general', 'the bench fork', 'router', ?, ?, ?) RETURNING id`), userID, n/2, at, at).Scan(&id); err != nil {
+	id, err := e.benchExchange(ctx, tx, userID, "the bench fork", n/2)
+	if err != nil {
 		return 0, err
 	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
 	st, err := tx.PrepareContext(ctx, e.rebind(`INSERT INTO messages (exchange_id, seq, role, content, agent_type, agent_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return 0, err
