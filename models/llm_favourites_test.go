@@ -187,7 +187,7 @@ func TestExchangeCost(t *testing.T) {
 			}
 		}
 		want := 2.75
-		costs, err := replyCosts(s.db, []int64{ex.ID})
+		costs, err := replyCosts(s.db, s.dialect, []int64{ex.ID})
 		if err != nil || costs[ex.ID] != want {
 			t.Fatalf("replyCosts = %v, %v; want %v", costs, err, want)
 		}

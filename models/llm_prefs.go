@@ -92,34 +92,37 @@ func metaNumber(v any) float64 {
 // ExchangeCost is what the replies of the user's exchange cost, from the
 // prices each reply was written at (its metadata's cost, kept with the
 // usage row): the conversation as its log holds it, forks' copies included.
-// Every opening of a chat shows it, so on SQLite the sum is SQL's: each
-// reply's cost read by json_extract, where decoding every agent_response
-// of a 5,000-reply log in Go was half the time of opening it
-// (open_big_p50_ms). As replyCosts, only numbers count, added as floats
-// (TOTAL); a response that is not JSON is passed over.
 func (s *Store) ExchangeCost(ctx context.Context, userID, exchangeID int64) (float64, error) {
-	db := s.db.WithContext(ctx)
-	if s.dialect == "sqlite" {
-		var cost float64
-		err := db.Raw(`SELECT TOTAL(json_extract(m.agent_response, '$.metadata.cost'))
-			FROM messages m JOIN exchanges e ON e.id = m.exchange_id AND e.user_id = ?
-			WHERE m.exchange_id = ? AND m.role = ? AND m.seq IS NOT NULL
-				AND CASE WHEN json_valid(m.agent_response) THEN json_type(m.agent_response, '$.metadata.cost') END IN ('integer', 'real')`,
-			userID, exchangeID, RoleAssistant).Scan(&cost).Error
-		return cost, wrap("exchange cost", err)
-	}
-	db = db.Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID)
-	costs, err := replyCosts(db, []int64{exchangeID})
+	db := s.db.WithContext(ctx).Joins("JOIN exchanges ON exchanges.id = messages.exchange_id AND exchanges.user_id = ?", userID)
+	costs, err := replyCosts(db, s.dialect, []int64{exchangeID})
 	return costs[exchangeID], wrap("exchange cost", err)
 }
 
 // replyCosts sums what the replies of these exchanges cost (their
-// agent_response.metadata.cost), by exchange.
-func replyCosts(db *gorm.DB, exchangeIDs []int64) (map[int64]float64, error) {
+// agent_response.metadata.cost), by exchange; only numbers count. Every
+// opening of a chat asks it, so on SQLite the sum is SQL's (json_extract,
+// added as floats by TOTAL, a response that is not JSON passed over):
+// decoding every agent_response of a 5,000-reply log in Go was half the
+// time of opening it (open_big_p50_ms).
+func replyCosts(db *gorm.DB, dialect string, exchangeIDs []int64) (map[int64]float64, error) {
+	replies := db.Model(&Message{}).
+		Where("messages.exchange_id IN ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeIDs, RoleAssistant)
+	if dialect == "sqlite" {
+		var sums []struct {
+			ExchangeID int64
+			Cost       float64
+		}
+		err := replies.Select("messages.exchange_id, TOTAL(json_extract(messages.agent_response, '$.metadata.cost')) AS cost").
+			Where(`CASE WHEN json_valid(messages.agent_response) THEN json_type(messages.agent_response, '$.metadata.cost') END IN ('integer', 'real')`).
+			Group("messages.exchange_id").Scan(&sums).Error
+		costs := make(map[int64]float64, len(sums))
+		for _, r := range sums {
+			costs[r.ExchangeID] = r.Cost
+		}
+		return costs, err
+	}
 	var rows []Message
-	err := db.Select("messages.id", "messages.exchange_id", "messages.role", "messages.agent_response").
-		Where("messages.exchange_id IN ? AND messages.role = ? AND messages.seq IS NOT NULL", exchangeIDs, RoleAssistant).
-		Find(&rows).Error
+	err := replies.Select("messages.id", "messages.exchange_id", "messages.role", "messages.agent_response").Find(&rows).Error
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +246,7 @@ func (s *Store) RecentConversationCosts(ctx context.Context, userID int64, since
 	for i := range exs {
 		ids[i] = exs[i].ID
 	}
-	cost, err := replyCosts(db, ids)
+	cost, err := replyCosts(db, s.dialect, ids)
 	if err != nil {
 		return nil, wrap("recent conversation costs", err)
 	}

@@ -143,8 +143,7 @@ func ftsScope(scope IndexScope) string {
 			if i > 0 {
 				b.WriteString(" OR ")
 			}
-			b.WriteByte('c')
-			b.WriteString(strconv.FormatInt(id, 10))
+			b.WriteString(chatToken(id))
 		}
 		b.WriteByte(')')
 		return b.String()
@@ -154,8 +153,10 @@ func ftsScope(scope IndexScope) string {
 	return ""
 }
 
-// personToken is a person's token in the indexes' scope column.
-func personToken(userID int64) string { return "u" + strconv.FormatInt(userID, 10) }
+// chatToken and personToken are a chat's and a person's tokens in the
+// indexes' scope column (indexedScope).
+func chatToken(exchangeID int64) string { return "c" + strconv.FormatInt(exchangeID, 10) }
+func personToken(userID int64) string   { return "u" + strconv.FormatInt(userID, 10) }
 
 // tsQueryPart is one term for PostgreSQL: text for phraseto_tsquery, or,
 // for a prefix, a query for to_tsquery built of quoted lexemes only.
