@@ -386,7 +386,13 @@ func (s *Store) searchSQLite(ctx context.Context, db *gorm.DB, userID int64, q S
 // walking the project's chats for each hit.
 func SQLiteSearchSQL(userID int64, q SearchQuery, scope IndexScope) (string, []any) {
 	in := ftsScope(scope)
-	match, reasoning, titles := ftsIn("content", q.Terms)+in, ftsIn("reasoning", q.Terms)+in, ftsIn("title", q.Terms)+in
+	titlesIn := in
+	if q.ProjectID != nil {
+		// A title names its project (migration 00034): one name in place
+		// of the project's chats.
+		titlesIn = " AND scope : " + projectToken(*q.ProjectID)
+	}
+	match, reasoning, titles := ftsIn("content", q.Terms)+in, ftsIn("reasoning", q.Terms)+in, ftsIn("title", q.Terms)+titlesIn
 	filter, fargs := searchFilters(userID, q)
 	keyset, kargs := searchKeyset(q.Before)
 	sql := `SELECT * FROM (

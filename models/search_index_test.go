@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -488,7 +489,34 @@ func TestSearchIndexFollowsProjects(t *testing.T) {
 		if listed != messages {
 			t.Fatalf("search %q in project %d: the index listed %d rows for %d hits on messages", word, *p, listed, messages)
 		}
+		// The titles' index is asked for the project itself (migration
+		// 00034), and lists the project's titles holding the word alone.
+		_, args := SQLiteSearchSQL(ann.ID, q, scope)
+		var titles string
+		for _, a := range args {
+			if m, ok := a.(string); ok && strings.HasPrefix(m, "title : ") {
+				titles = m
+			}
+		}
+		if !strings.HasSuffix(titles, " AND scope : "+projectToken(*p)) {
+			t.Fatalf("the titles' match %q does not name project %d", titles, *p)
+		}
+		if err := s.db.Raw("SELECT COUNT(*) FROM exchanges_fts WHERE exchanges_fts MATCH ?", titles).Scan(&listed).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n := int64(len(hits)) - messages; listed != n {
+			t.Fatalf("search %q in project %d: the titles' index listed %d rows for %d hits on titles", word, *p, listed, n)
+		}
 		return hits
+	}
+	// A move indexes titles with secure-delete off; it is on again after,
+	// also when the move failed.
+	secureDelete := func(step string) {
+		t.Helper()
+		var v int
+		if err := s.db.Raw("SELECT v FROM exchanges_fts_config WHERE k = 'secure-delete'").Scan(&v).Error; err != nil || v != 1 {
+			t.Fatalf("%s: the titles' secure-delete is %d (%v), want 1", step, v, err)
+		}
 	}
 
 	inBirds, q1, a1 := mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: birds, Query: "pelicans on the pier"}, "pelicans fish")
@@ -507,6 +535,7 @@ func TestSearchIndexFollowsProjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	indexIntact(t, s)
+	secureDelete("moved")
 	if got := found("pelicans", birds); len(got) != 0 {
 		t.Fatalf("moved out of Birds, still found there: %v", got)
 	}
@@ -561,8 +590,27 @@ func TestSearchIndexFollowsProjects(t *testing.T) {
 	if n := count(t, s, "messages_fts", "messages_fts MATCH 'waves'"); n != 0 {
 		t.Fatalf("the deleted chat left %d rows in the index", n)
 	}
-	mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: seas, Query: "gulls over the pier"}, "gulls")
+	gulls, _, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, ProjectID: seas, Query: "gulls over the pier"}, "gulls")
 	found("gulls", seas)
+	// A move that fails, then the project deleted by the store, its chats
+	// moved out.
+	bob := mustUser(t, s, "bob")
+	bobs, err := s.CreateProject(ctx, bob.ID, ProjectInput{Name: ptr("Bob's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MoveToProject(ctx, ann.ID, gulls.ID, &bobs.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a move into another's project: %v", err)
+	}
+	secureDelete("failed move")
+	if moved, _, err := s.DeleteProject(ctx, ann.ID, *seas, false); err != nil || moved != 1 {
+		t.Fatalf("delete Seas: moved %d, %v", moved, err)
+	}
+	indexIntact(t, s)
+	secureDelete("project deleted")
+	if got := hitRoles(search(t, s, ann.ID, "gulls")); !slices.Contains(got, RoleTitle+":"+fmt.Sprint(gulls.ID)) {
+		t.Fatalf("the moved-out chat's title is not found: %v", got)
+	}
 	if _, err := s.DeleteOwnAccount(ctx, ann.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -154,9 +154,11 @@ func ftsScope(scope IndexScope) string {
 }
 
 // chatToken and personToken are a chat's and a person's tokens in the
-// indexes' scope column (indexedScope).
-func chatToken(exchangeID int64) string { return "c" + strconv.FormatInt(exchangeID, 10) }
-func personToken(userID int64) string   { return "u" + strconv.FormatInt(userID, 10) }
+// indexes' scope column (indexedScope); projectToken a project's, in the
+// titles' index alone (migration 00034).
+func chatToken(exchangeID int64) string   { return "c" + strconv.FormatInt(exchangeID, 10) }
+func personToken(userID int64) string     { return "u" + strconv.FormatInt(userID, 10) }
+func projectToken(projectID int64) string { return "p" + strconv.FormatInt(projectID, 10) }
 
 // tsQueryPart is one term for PostgreSQL: text for phraseto_tsquery, or,
 // for a prefix, a query for to_tsquery built of quoted lexemes only.
