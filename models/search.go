@@ -156,7 +156,7 @@ func (s *Store) Search(ctx context.Context, userID int64, q SearchQuery) ([]Sear
 	if err := s.CatchUpSearch(ctx); err != nil {
 		return nil, wrap("search", err)
 	}
-	db := s.db.WithContext(ctx)
+	db := s.searches.WithContext(ctx)
 	var rows []searchRow
 	var err error
 	if s.dialect == "postgres" {
@@ -291,7 +291,7 @@ func (s *Store) SearchIndexScope(ctx context.Context, userID int64, q SearchQuer
 	known, _ := v.(personRows)
 	if !ok || time.Since(known.at) >= searchPersonFor {
 		var n int64
-		err = s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`,
+		err = s.searches.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`,
 			"scope : "+personToken(userID), searchPersonRows+1).Scan(&n).Error
 		if err != nil {
 			return IndexScope{}, wrap("search scope", err)
@@ -309,7 +309,7 @@ func (s *Store) SearchIndexScope(ctx context.Context, userID int64, q SearchQuer
 // returns nil when naming them would not pay (searchChatsMax,
 // searchChatsTurns). An empty list says nothing can be found.
 func (s *Store) searchChats(ctx context.Context, userID int64, q SearchQuery) ([]int64, error) {
-	db := s.db.WithContext(ctx)
+	db := s.searches.WithContext(ctx)
 	// Counted in the index alone first: a person with many chats pays for
 	// a few hundred index entries, not a row read for each.
 	stmt, args := searchChatsCountSQL(userID, q)

@@ -713,3 +713,29 @@ func TestSearchNamesAPersonWithFewRows(t *testing.T) {
 		t.Fatalf("bob's search found %v", got)
 	}
 }
+
+// TestSearchPool: on SQLite a search reads through a pool of its own
+// (openSearchPool), read-only and with a page cache of 32 MiB, while the
+// main pool keeps SQLite's default; a search through it finds what was
+// just written.
+func TestSearchPool(t *testing.T) {
+	s := newSQLite(t, Options{})
+	var main, searches int
+	if err := s.db.Raw("PRAGMA cache_size").Scan(&main).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.searches.Raw("PRAGMA cache_size").Scan(&searches).Error; err != nil {
+		t.Fatal(err)
+	}
+	if searches != -32768 || main != -2000 {
+		t.Fatalf("cache_size: searches %d, main %d; want -32768 and SQLite's -2000", searches, main)
+	}
+	if err := s.searches.Exec("UPDATE users SET id = id").Error; err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Fatalf("a write through the search pool: %v, want it refused", err)
+	}
+	ann := mustUser(t, s, "ann")
+	ex, q, _ := mustTurn(t, s, TurnStart{UserID: ann.ID, Query: "pelicans"}, "yes")
+	if got := hitRoles(search(t, s, ann.ID, "pelicans")); !slices.Contains(got, "user:"+fmt.Sprint(q.ID)) {
+		t.Fatalf("search in chat %d found %v", ex.ID, got)
+	}
+}

@@ -25,12 +25,15 @@ import (
 // Store owns all database access. Every method that reads user data takes the
 // user's id and scopes its query by it.
 type Store struct {
-	db      *gorm.DB
-	dialect string
-	group   *committer     // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
-	index   *searchIndexer // SQLite's search indexing after the commit (search_index.go); nil on PostgreSQL
-	tag     string         // the application_name of its PostgreSQL sessions (notify.go)
-	objects *s3Blobs       // the S3-compatible store of blobs' bytes (blobs_s3.go); nil: the database
+	db *gorm.DB
+	// searches reads for Search on SQLite, through a pool of its own
+	// (openSearchPool); on PostgreSQL it is db.
+	searches *gorm.DB
+	dialect  string
+	group    *committer     // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
+	index    *searchIndexer // SQLite's search indexing after the commit (search_index.go); nil on PostgreSQL
+	tag      string         // the application_name of its PostgreSQL sessions (notify.go)
+	objects  *s3Blobs       // the S3-compatible store of blobs' bytes (blobs_s3.go); nil: the database
 	// onDeleted hears the deletions once committed (deletions.go).
 	onDeleted atomic.Pointer[func([]Deletion)]
 	// onAccount hears the accounts whose sessions or keys ended (principals.go).
@@ -106,7 +109,7 @@ func open(dsn string, opts Options) (*Store, error) {
 		sqlDB.SetMaxOpenConns(postgresPool)
 		sqlDB.SetMaxIdleConns(postgresPool)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{db: db, dialect: "postgres", tag: tag}, nil
+		return &Store{db: db, searches: db, dialect: "postgres", tag: tag}, nil
 	}
 	sqliteDSN, err := sqliteDSN(dsn, opts.Synchronous, opts.BusyTimeout)
 	if err != nil {
@@ -130,7 +133,12 @@ func open(dsn string, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(8)
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(0)
-	s := &Store{db: db, dialect: "sqlite"}
+	searches, err := openSearchPool(sqliteDSN, cfg)
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
+	}
+	s := &Store{db: db, searches: searches, dialect: "sqlite"}
 	s.index = newSearchIndexer(s)
 	onGroup := opts.OnGroupCommit
 	busy := opts.BusyTimeout
@@ -150,6 +158,36 @@ func open(dsn string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// openSearchPool opens the pool Search reads through on SQLite: up to
+// searchPool read-only connections, each caching up to 32 MiB of pages
+// (SQLite's default is 2 MiB). A search reads a few thousand pages of the
+// full-text index (each chat it names looked up in every segment, a
+// common word's postings), and with 2 MiB every search read them all
+// again from the operating system: search_p50_ms 17-20 → 9-12 ms on the
+// bench's million messages. Not the main pool's: there the larger cache
+// made a fork's copy of 10,000 rows a quarter slower (docs/PERFORMANCE.md).
+// A cache fills only as pages are read, and a commit by another
+// connection empties it (SQLite's WAL mode): it serves searches between
+// writes, and the pages one search reads more than once.
+func openSearchPool(dsn string, cfg *gorm.Config) (*gorm.DB, error) {
+	dsn += "&_cache_size=-32768&_query_only=1"
+	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sql.OpenDB(newSQLiteConnector(dsn))}), cfg)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(searchPool)
+	sqlDB.SetMaxIdleConns(searchPool)
+	sqlDB.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// searchPool is how many searches run at once on SQLite; more wait.
+const searchPool = 4
 
 // postgresPool is how many connections a process holds to PostgreSQL at
 // most; with one listening connection per process, max_connections must
@@ -215,14 +253,6 @@ func sqliteDSN(path, synchronous string, busy time.Duration) (string, error) {
 	// (gorm's PrepareStmt would not do: inside a transaction it prepares
 	// again every time.)
 	q.Set("_stmt_cache_size", "128")
-	// Each connection caches up to 32 MiB of pages (SQLite's default is
-	// 2 MiB): a search reads a few thousand pages of the full-text index
-	// (each chat it names looked up in every segment), and with 2 MiB
-	// every search of a large history read them all again from the
-	// operating system: search_p50_ms 19-20 → 8.7-9.0 on the bench's
-	// million messages. The cache fills only as pages are read, so a small
-	// database costs no more; a large one up to 8 × 32 MiB.
-	q.Set("_cache_size", "-32768")
 	// A URI filename: escape what SQLite would otherwise read as an escape,
 	// the start of the parameters or a fragment.
 	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
@@ -270,12 +300,21 @@ func (s *Store) Close() error {
 	if s.group != nil {
 		s.group.close()
 	}
+	if s.dialect == "sqlite" {
+		if searches, err := s.searches.DB(); err == nil {
+			searches.Close()
+		}
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
 	return sqlDB.Close()
 }
+
+// SearchSQL returns the pool Search reads through (openSearchPool): the
+// bench times the search's statements by hand on it.
+func (s *Store) SearchSQL() (*sql.DB, error) { return s.searches.DB() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {

@@ -162,14 +162,17 @@ type env struct {
 	dir     string // the temporary folder of the database
 	store   *models.Store
 	raw     *sql.DB // a second pool on the same file, same SQLite settings
-	svc     *agents.Service
-	addr    string
-	via     string // where chat posts turns when not addr (xproc.go)
-	http    *http.Client
-	jar     http.CookieJar
-	userID  int64
-	apiKey  string
-	closers []func()
+	// rawSearches is the second store's search pool (models.Store.SearchSQL),
+	// where the searches' statements are timed by hand.
+	rawSearches *sql.DB
+	svc         *agents.Service
+	addr        string
+	via         string // where chat posts turns when not addr (xproc.go)
+	http        *http.Client
+	jar         http.CookieJar
+	userID      int64
+	apiKey      string
+	closers     []func()
 
 	words []string // the seeded text's vocabulary, most frequent first (vocabulary)
 	// histUser is the user whose big history the history figures seed,
@@ -228,6 +231,9 @@ func (e *env) serve(ctx context.Context, path string) (err error) {
 	}
 	e.closers = append(e.closers, func() { rawStore.Close() })
 	if e.raw, err = rawStore.SQL(); err != nil {
+		return err
+	}
+	if e.rawSearches, err = rawStore.SearchSQL(); err != nil {
 		return err
 	}
 

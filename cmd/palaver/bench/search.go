@@ -186,7 +186,7 @@ func (e *env) bareSearch(ctx context.Context, query models.SearchQuery) (int, er
 		return 0, err
 	}
 	stmt, args := models.SQLiteSearchSQL(e.histUser.id, query, scope)
-	rows, err := e.raw.QueryContext(ctx, stmt, args...)
+	rows, err := e.rawSearches.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +219,7 @@ func (e *env) bareSearch(ctx context.Context, query models.SearchQuery) (int, er
 			continue
 		}
 		stmt, args := models.SQLiteSnippetSQL(query.Terms, set.titles, set.ids)
-		rows, err := e.raw.QueryContext(ctx, stmt, args...)
+		rows, err := e.rawSearches.QueryContext(ctx, stmt, args...)
 		if err != nil {
 			return 0, err
 		}
