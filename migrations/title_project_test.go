@@ -69,11 +69,23 @@ func TestTitleProjectSQLite(t *testing.T) {
 	}
 	intact("made")
 	found("made", "title : (pelican*) AND scope : p7", "1009")
-	if _, err := db.Exec("DELETE FROM exchanges WHERE id = 1009"); err != nil {
-		t.Fatal(err)
+	// Moved, renamed, then deleted: a word of its first title is in none of
+	// the index's pages (secure-delete, which a move must not lose).
+	for _, step := range []string{
+		"UPDATE exchanges SET title = 'qwertyx pelican news' WHERE id = 1009",
+		"UPDATE exchanges SET project_id = NULL WHERE id = 1009",
+		"UPDATE exchanges SET title = 'gull news' WHERE id = 1009",
+		"DELETE FROM exchanges WHERE id = 1009",
+	} {
+		if _, err := db.Exec(step); err != nil {
+			t.Fatal(err)
+		}
+		intact(step)
 	}
-	intact("deleted")
-	found("deleted", "title : (pelican*) AND scope : p7")
+	found("deleted", "title : (pelican* OR qwertyx OR gull) AND scope : u1001", "1001", "1005")
+	if left := stringsOf(t, db, "SELECT CAST(id AS TEXT) FROM exchanges_fts_data WHERE instr(block, 'qwertyx') > 0"); len(left) != 0 {
+		t.Fatalf("the deleted title's word is still in the index's pages %v", left)
+	}
 
 	if _, err := db.Exec("UPDATE exchanges SET project_id = 7 WHERE id = 1005"); err != nil {
 		t.Fatal(err)

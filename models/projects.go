@@ -293,14 +293,11 @@ func (s *Store) DeleteProject(ctx context.Context, userID, id int64, deleteChats
 		}
 	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := s.movingTitles(tx, func() error {
-			res := tx.Model(&Exchange{}).Where("user_id = ? AND project_id IN ?", userID, ids).UpdateColumn("project_id", nil)
-			moved = res.RowsAffected
+		res := tx.Model(&Exchange{}).Where("user_id = ? AND project_id IN ?", userID, ids).UpdateColumn("project_id", nil)
+		if res.Error != nil {
 			return res.Error
-		})
-		if err != nil {
-			return err
 		}
+		moved = res.RowsAffected
 		return tx.Where("user_id = ? AND id IN ?", userID, ids).Delete(&Project{}).Error
 	})
 	return moved, deleted, wrap("delete project", err)
@@ -324,38 +321,13 @@ func (s *Store) MoveToProject(ctx context.Context, userID, exchangeID int64, pro
 				return err
 			}
 		}
-		return s.movingTitles(tx, func() error {
-			return tx.Model(&Exchange{}).Where("user_id = ? AND id IN ?", userID, ids).UpdateColumn("project_id", projectID).Error
-		})
+		return tx.Model(&Exchange{}).Where("user_id = ? AND id IN ?", userID, ids).UpdateColumn("project_id", projectID).Error
 	})
 	if err != nil {
 		return nil, wrap("move to project", err)
 	}
 	return s.Exchange(ctx, userID, exchangeID)
 }
-
-// movingTitles runs move, which moves chats between projects in tx, with
-// the secure-delete of SQLite's titles' index off (migration 00034: a
-// title names its project there, and a move indexes it again). The words
-// deleted are put back at once; a secure delete would rewrite, for each
-// title, the long list of its owner's token (2-6 ms a chat for a person
-// with 100,000). The setting is a row of the index's own: set back before
-// the commit, and undone with the transaction.
-func (s *Store) movingTitles(tx *gorm.DB, move func() error) error {
-	if s.dialect != "sqlite" {
-		return move()
-	}
-	if err := tx.Exec(titlesSecureDelete, 0).Error; err != nil {
-		return err
-	}
-	if err := move(); err != nil {
-		return err
-	}
-	return tx.Exec(titlesSecureDelete, 1).Error
-}
-
-// titlesSecureDelete sets the titles' index's secure-delete (0 or 1).
-const titlesSecureDelete = `INSERT INTO exchanges_fts (exchanges_fts, rank) VALUES ('secure-delete', ?)`
 
 // KeepExchange makes a temporary chat a normal one.
 func (s *Store) KeepExchange(ctx context.Context, userID, id int64) (*Exchange, error) {

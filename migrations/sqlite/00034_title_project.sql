@@ -10,11 +10,13 @@
 --
 -- Unlike the messages' index (00032: why no project token there), a
 -- chat's move re-indexes one row, its title: the update trigger follows
--- project_id too. The store moves chats with the index's secure-delete
--- off for the move alone (models/projects.go): the words deleted are put
--- back at once, and a secure delete of a row holding the owner's token
--- rewrites that token's long list (2-6 ms a title for a person with
--- 100,000 chats).
+-- project_id too (and the database's ON DELETE SET NULL of a deleted
+-- project, which fires it). Under the index's secure-delete that costs
+-- 2-6 ms a title for a person with 100,000 chats (the owner's token's
+-- long list is rewritten); a move with secure-delete off would be 50 us,
+-- but would leave the first entry in an older segment, where a later
+-- secure delete of the title (renamed, or its chat deleted) no longer
+-- reaches it: the deleted words would stay in the file.
 DROP TRIGGER exchanges_fts_insert;
 DROP TRIGGER exchanges_fts_delete;
 DROP TRIGGER exchanges_fts_update;

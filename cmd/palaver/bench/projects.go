@@ -96,25 +96,13 @@ func (e *env) seedProjects(ctx context.Context, userID int64) ([]int64, error) {
 	}
 	// Exchange n of the person (by id) goes to project (n/10)%100 when n%10
 	// is 0. On SQLite each moved title is indexed again with its project
-	// (migration 00034), with the titles' secure-delete off for the move, as
-	// the store moves chats (models.Store.MoveToProject).
-	sqlite := e.store.Dialect() == "sqlite"
-	const secureDelete = `INSERT INTO exchanges_fts (exchanges_fts, rank) VALUES ('secure-delete', ?)`
-	if sqlite {
-		if _, err := tx.ExecContext(ctx, secureDelete, 0); err != nil {
-			return nil, err
-		}
-	}
+	// (migration 00034), under the index's secure-delete: about 20 s for
+	// these 10,000 chats of a person with 100,000.
 	_, err = tx.ExecContext(ctx, e.rebind(`UPDATE exchanges SET project_id = ? + ((rn / 10) % 100)
 		FROM (SELECT id AS xid, ROW_NUMBER() OVER (ORDER BY id) - 1 AS rn FROM exchanges WHERE user_id = ?) AS n
 		WHERE exchanges.id = n.xid AND n.rn % 10 = 0`), ids[0], userID)
 	if err != nil {
 		return nil, err
-	}
-	if sqlite {
-		if _, err := tx.ExecContext(ctx, secureDelete, 1); err != nil {
-			return nil, err
-		}
 	}
 	return ids, tx.Commit()
 }

@@ -131,7 +131,7 @@ func xprocFigures(ctx context.Context, e *env, dsn string, r report) error {
 	if err := peer.serve(ctx, dsn); err != nil {
 		return err
 	}
-	p99, first, _, err := peer.fanout(ctx)
+	p99, first, _, _, err := peer.fanout(ctx)
 	if err != nil {
 		return err
 	}
