@@ -272,6 +272,12 @@ func deleteUserTx(tx *gorm.DB, target *User) (UserDeletion, error) {
 	if err := countOwned(tx, target.ID, &d); err != nil {
 		return d, err
 	}
+	// The chats first: left to the account's cascade, a project's deletion
+	// could set its chats' project_id to NULL before they go, and each
+	// title would be indexed again on the way out (migration 00034).
+	if err := tx.Exec("DELETE FROM exchanges WHERE user_id = ?", target.ID).Error; err != nil {
+		return d, err
+	}
 	return d, tx.Delete(&User{}, target.ID).Error
 }
 

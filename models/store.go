@@ -153,6 +153,7 @@ func open(dsn string, opts Options) (*Store, error) {
 	})
 	if s.group.ckpt != nil {
 		if err := s.watchErasures(); err != nil {
+			s.Close()
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 	}
@@ -172,12 +173,10 @@ func open(dsn string, opts Options) (*Store, error) {
 // writes, and the pages one search reads more than once.
 func openSearchPool(dsn string, cfg *gorm.Config) (*gorm.DB, error) {
 	dsn += "&_cache_size=-32768&_query_only=1"
-	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sql.OpenDB(newSQLiteConnector(dsn))}), cfg)
+	sqlDB := sql.OpenDB(newSQLiteConnector(dsn))
+	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), cfg)
 	if err != nil {
-		return nil, err
-	}
-	sqlDB, err := db.DB()
-	if err != nil {
+		sqlDB.Close()
 		return nil, err
 	}
 	sqlDB.SetMaxOpenConns(searchPool)
