@@ -130,10 +130,11 @@ func ftsIn(column string, terms []SearchTerm) string {
 
 // ftsScope is what an FTS5 query over an index adds to stay in the
 // scope (migration 00032: each row's scope column holds its chat as c<id>
-// and its chat's owner as u<id>), so that the index merges the terms'
-// lists with the scope's instead of listing every chat's matches for the
-// join to drop; "" for no scope. It is only ever numbers: nothing typed
-// reaches it.
+// and its chat's owner as u<id>; a title's also its project as p<id>,
+// migration 00034, which SQLiteSearchSQL names instead for a project),
+// so that the index merges the terms' lists with the scope's instead of
+// listing every chat's matches for the join to drop; "" for no scope. It
+// is only ever numbers: nothing typed reaches it.
 func ftsScope(scope IndexScope) string {
 	switch {
 	case scope.Chats != nil:
