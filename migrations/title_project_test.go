@@ -59,8 +59,8 @@ func TestTitleProjectSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		intact(move.step)
-		found(move.step, "title : (pelican*) AND scope : p7", fields(move.p7)...)
-		found(move.step, "title : (pelican*) AND scope : p8", fields(move.p8)...)
+		found(move.step, "title : (pelican*) AND scope : p7", strings.Fields(move.p7)...)
+		found(move.step, "title : (pelican*) AND scope : p8", strings.Fields(move.p8)...)
 	}
 	// A new chat in a project is indexed with it; a deleted one leaves.
 	if _, err := db.Exec(`INSERT INTO exchanges (id, uid, user_id, scope, title, agent_type, project_id, created_at, updated_at)
@@ -101,12 +101,4 @@ func TestTitleProjectSQLite(t *testing.T) {
 	}
 	intact("up again")
 	found("up again", "title : (pelican*) AND scope : p7", "1005")
-}
-
-// fields splits a list written with spaces; "" is none.
-func fields(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Fields(s)
 }

@@ -696,7 +696,7 @@ func TestSearchNamesAPersonWithFewRows(t *testing.T) {
 }
 
 // TestSearchPool: on SQLite a search reads through a pool of its own
-// (openSearchPool), read-only and with a page cache of 32 MiB, while the
+// (searchPool), read-only and with a page cache of 32 MiB, while the
 // main pool keeps SQLite's default; a search through it finds what was
 // just written.
 func TestSearchPool(t *testing.T) {

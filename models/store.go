@@ -27,7 +27,7 @@ import (
 type Store struct {
 	db *gorm.DB
 	// searches reads for Search on SQLite, through a pool of its own
-	// (openSearchPool); on PostgreSQL it is db.
+	// (searchPool); on PostgreSQL it is db.
 	searches *gorm.DB
 	dialect  string
 	group    *committer     // SQLite's group commit of turn writes (commit.go); nil on PostgreSQL
@@ -115,25 +115,16 @@ func open(dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Through a connector of its own: each connection sets its
-	// journal_size_limit (erase.go).
-	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sql.OpenDB(newSQLiteConnector(sqliteDSN))}), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
-	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite: %w", err)
-	}
 	// WAL lets readers run beside the one writer SQLite allows. Every
 	// transaction begins IMMEDIATE (_txlock) so a read-then-write never has to
 	// upgrade its lock, the failure mode that busy_timeout cannot cure; writers
 	// then simply queue on the busy timeout. A handful of connections is enough
 	// for concurrent readers on 2 cores.
-	sqlDB.SetMaxOpenConns(8)
-	sqlDB.SetMaxIdleConns(8)
-	sqlDB.SetConnMaxIdleTime(0)
-	searches, err := openSearchPool(sqliteDSN, cfg)
+	db, sqlDB, err := openSQLitePool(sqliteDSN, cfg, 8)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
+	}
+	searches, _, err := openSQLitePool(sqliteDSN+"&_cache_size=-32768&_query_only=1", cfg, searchPool)
 	if err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", dsn, err)
@@ -160,32 +151,33 @@ func open(dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// openSearchPool opens the pool Search reads through on SQLite: up to
-// searchPool read-only connections, each caching up to 32 MiB of pages
-// (SQLite's default is 2 MiB). A search reads a few thousand pages of the
-// full-text index (each chat it names looked up in every segment, a
-// common word's postings), and with 2 MiB every search read them all
-// again from the operating system: search_p50_ms 17-20 → 9-12 ms on the
-// bench's million messages. Not the main pool's: there the larger cache
-// made a fork's copy of 10,000 rows a quarter slower (docs/PERFORMANCE.md).
-// A cache fills only as pages are read, and a commit by another
-// connection empties it (SQLite's WAL mode): it serves searches between
-// writes, and the pages one search reads more than once.
-func openSearchPool(dsn string, cfg *gorm.Config) (*gorm.DB, error) {
-	dsn += "&_cache_size=-32768&_query_only=1"
+// openSQLitePool opens a pool of up to conns connections to dsn, kept
+// open, each through a connector of its own that sets its
+// journal_size_limit (erase.go).
+func openSQLitePool(dsn string, cfg *gorm.Config, conns int) (*gorm.DB, *sql.DB, error) {
 	sqlDB := sql.OpenDB(newSQLiteConnector(dsn))
 	db, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), cfg)
 	if err != nil {
 		sqlDB.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	sqlDB.SetMaxOpenConns(searchPool)
-	sqlDB.SetMaxIdleConns(searchPool)
+	sqlDB.SetMaxOpenConns(conns)
+	sqlDB.SetMaxIdleConns(conns)
 	sqlDB.SetConnMaxIdleTime(0)
-	return db, nil
+	return db, sqlDB, nil
 }
 
-// searchPool is how many searches run at once on SQLite; more wait.
+// searchPool is how many searches run at once on SQLite; more wait. Search
+// reads through a pool of its own: read-only connections, each caching up
+// to 32 MiB of pages (SQLite's default is 2 MiB). A search reads a few
+// thousand pages of the full-text index (each chat it names looked up in
+// every segment, a common word's postings), and with 2 MiB every search
+// read them all again from the operating system: search_p50_ms 17-20 →
+// 9-12 ms on the bench's million messages. Not the main pool's: there the
+// larger cache made a fork's copy of 10,000 rows a quarter slower
+// (docs/PERFORMANCE.md). A cache fills only as pages are read, and a
+// commit by another connection empties it (SQLite's WAL mode): it serves
+// searches between writes, and the pages one search reads more than once.
 const searchPool = 4
 
 // postgresPool is how many connections a process holds to PostgreSQL at
@@ -311,7 +303,7 @@ func (s *Store) Close() error {
 	return sqlDB.Close()
 }
 
-// SearchSQL returns the pool Search reads through (openSearchPool): the
+// SearchSQL returns the pool Search reads through (searchPool): the
 // bench times the search's statements by hand on it.
 func (s *Store) SearchSQL() (*sql.DB, error) { return s.searches.DB() }
 
